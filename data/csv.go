@@ -1,0 +1,487 @@
+package data
+
+import (
+	"cmp"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Channel layouts for LoadLongCSV.
+const (
+	// ChannelAxis makes every row one token: C = len(ValueColumns), D = 2,
+	// positions (channel index, time) — the paper's ELAsTiCC layout, where
+	// bands observed at different times need no alignment. Without a channel
+	// column D = 1, position (time).
+	ChannelAxis = "axis"
+	// ChannelSlot merges the rows of one (id, time) into one token holding
+	// every channel's values, channel-major: C = nChannels·len(ValueColumns),
+	// D = 1, position (time). Suited to synchronously sampled channels.
+	ChannelSlot = "slot"
+)
+
+// CSVOptions describes a long-format CSV (one observation per row). Zero
+// fields take the defaults noted, so CSVOptions{} reads columns id, time,
+// channel (if present) and value.
+type CSVOptions struct {
+	IDColumn   string // default "id"
+	TimeColumn string // default "time"
+	// ChannelColumn names the channel/band column. Empty means "channel"
+	// when the header has such a column and a single channel otherwise.
+	ChannelColumn string
+	ValueColumns  []string // default ["value"]
+	// Channels fixes the channel order (and so the channel index); a row
+	// with a channel not listed is an error. Default: the distinct names
+	// sorted, numerically when all are numbers ("2" before "10").
+	Channels    []string
+	ChannelMode string // ChannelAxis (default) or ChannelSlot
+	// LabelColumn, when set, holds each object's class; it must be the same
+	// on all rows of an object. Classes fixes the class order as Channels
+	// does for channels (default: sorted distinct labels).
+	LabelColumn string
+	Classes     []string
+	// TargetColumns are per-object regression targets (e.g. redshift),
+	// constant over an object's rows; TargetDim = len(TargetColumns).
+	TargetColumns []string
+	// FillMissing lets ChannelSlot fill an (id, time, channel) slot with no
+	// row with FillValue; otherwise such a hole is an error naming the
+	// object and time.
+	FillMissing bool
+	FillValue   float32
+}
+
+// csvObject accumulates one object's rows in file order.
+type csvObject struct {
+	id       string
+	line     int // first row, for error messages
+	times    []float64
+	channels []int
+	values   []float32 // [rows*len(ValueColumns)]
+	label    string
+	target   []float32
+}
+
+// LoadLongCSV reads irregular multivariate series stored one observation per
+// row (the PLAsTiCC/ELAsTiCC light-curve layout). A header row is required.
+// Rows of one object need not be contiguous; samples appear in order of each
+// object's first row and their tokens are sorted by time (file order breaks
+// ties). Values, times and targets must be finite numbers: a missing
+// observation is an absent row, not an empty or NaN cell. Errors read
+// "file:line: column "name": ...".
+func LoadLongCSV(path string, opt CSVOptions) (*Dataset, error) {
+	opt = withCSVDefaults(opt)
+	if opt.ChannelMode != ChannelAxis && opt.ChannelMode != ChannelSlot {
+		return nil, fmt.Errorf("%s: unknown ChannelMode %q (want %q or %q)", path, opt.ChannelMode, ChannelAxis, ChannelSlot)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := newCSVReader(f)
+	header, err := r.Read()
+	if err == io.EOF {
+		return nil, fmt.Errorf("%s:1: empty file, want a header row", path)
+	}
+	if err != nil {
+		return nil, csvErr(path, err)
+	}
+	cols, err := headerIndex(header)
+	if err != nil {
+		return nil, fmt.Errorf("%s:1: %w", path, err)
+	}
+	if opt.ChannelColumn == "" {
+		if _, ok := cols["channel"]; ok {
+			opt.ChannelColumn = "channel"
+		} else if opt.Channels != nil {
+			return nil, fmt.Errorf("%s:1: CSVOptions.Channels given but the header has no channel column", path)
+		}
+	}
+	need := []string{opt.IDColumn, opt.TimeColumn}
+	if opt.ChannelColumn != "" {
+		need = append(need, opt.ChannelColumn)
+	}
+	if opt.LabelColumn != "" {
+		need = append(need, opt.LabelColumn)
+	}
+	need = append(need, opt.ValueColumns...)
+	need = append(need, opt.TargetColumns...)
+	for _, name := range need {
+		if _, ok := cols[name]; !ok {
+			return nil, fmt.Errorf("%s:1: header has no column %q (columns: %v)", path, name, header)
+		}
+	}
+
+	var objects []*csvObject
+	byID := map[string]*csvObject{}
+	channelIdx := map[string]int{}
+	for i, ch := range opt.Channels {
+		channelIdx[ch] = i
+	}
+	var channelNames []string // discovered, when opt.Channels is nil
+	nv := len(opt.ValueColumns)
+	for {
+		rec, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, csvErr(path, err)
+		}
+		line, _ := r.FieldPos(0)
+		if len(rec) != len(header) {
+			return nil, fmt.Errorf("%s:%d: %d fields, header has %d", path, line, len(rec), len(header))
+		}
+		field := func(name string) string { return rec[cols[name]] }
+		num := func(name string) (float64, error) {
+			s := strings.TrimSpace(field(name))
+			v, err := strconv.ParseFloat(s, 64)
+			if err != nil || !finite32(v) {
+				return 0, fmt.Errorf("%s:%d: column %q: %q is not a finite float32 number", path, line, name, s)
+			}
+			return v, nil
+		}
+		id := field(opt.IDColumn)
+		if id == "" {
+			return nil, fmt.Errorf("%s:%d: column %q: empty id", path, line, opt.IDColumn)
+		}
+		obj := byID[id]
+		if obj == nil {
+			obj = &csvObject{id: strings.Clone(id), line: line}
+			byID[id] = obj
+			objects = append(objects, obj)
+		}
+		t, err := num(opt.TimeColumn)
+		if err != nil {
+			return nil, err
+		}
+		ch := 0
+		if opt.ChannelColumn != "" {
+			name := field(opt.ChannelColumn)
+			var ok bool
+			if ch, ok = channelIdx[name]; !ok {
+				if opt.Channels != nil {
+					return nil, fmt.Errorf("%s:%d: column %q: channel %q not in CSVOptions.Channels %v", path, line, opt.ChannelColumn, name, opt.Channels)
+				}
+				ch = len(channelNames)
+				channelIdx[name] = ch
+				channelNames = append(channelNames, strings.Clone(name))
+			}
+		}
+		for _, name := range opt.ValueColumns {
+			v, err := num(name)
+			if err != nil {
+				return nil, err
+			}
+			obj.values = append(obj.values, float32(v))
+		}
+		obj.times = append(obj.times, t)
+		obj.channels = append(obj.channels, ch)
+		if opt.LabelColumn != "" {
+			lab := strings.TrimSpace(field(opt.LabelColumn))
+			switch {
+			case lab == "":
+				return nil, fmt.Errorf("%s:%d: column %q: empty label", path, line, opt.LabelColumn)
+			case len(obj.times) == 1:
+				obj.label = strings.Clone(lab)
+			case lab != obj.label:
+				return nil, fmt.Errorf("%s:%d: column %q: object %q has label %q here but %q on line %d", path, line, opt.LabelColumn, id, lab, obj.label, obj.line)
+			}
+		}
+		for k, name := range opt.TargetColumns {
+			v, err := num(name)
+			if err != nil {
+				return nil, err
+			}
+			if len(obj.times) == 1 {
+				obj.target = append(obj.target, float32(v))
+			} else if obj.target[k] != float32(v) {
+				return nil, fmt.Errorf("%s:%d: column %q: object %q has target %v here but %v on line %d", path, line, name, id, v, obj.target[k], obj.line)
+			}
+		}
+	}
+	if len(objects) == 0 {
+		return nil, fmt.Errorf("%s:2: no data rows after the header", path)
+	}
+
+	// remap takes channel indices in order of discovery to final indices.
+	var remap []int
+	switch {
+	case opt.ChannelColumn == "":
+		remap = []int{0}
+	case opt.Channels != nil:
+		remap = identity(len(opt.Channels))
+	default:
+		sorted := sortNatural(channelNames)
+		remap = make([]int, len(channelNames))
+		for i, name := range channelNames {
+			remap[i] = slices.Index(sorted, name)
+		}
+	}
+	nch := len(remap)
+
+	ds := &Dataset{Name: strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)), TargetDim: len(opt.TargetColumns)}
+	if opt.LabelColumn != "" {
+		ds.Classes = opt.Classes
+		if ds.Classes == nil {
+			var labels []string
+			for _, o := range objects {
+				labels = append(labels, o.label)
+			}
+			ds.Classes = sortNatural(labels)
+		}
+	}
+	switch {
+	case opt.ChannelMode == ChannelSlot:
+		ds.C, ds.D = nch*nv, 1
+	case opt.ChannelColumn == "":
+		ds.C, ds.D = nv, 1
+	default:
+		ds.C, ds.D = nv, 2
+	}
+	for _, o := range objects {
+		for i := range o.channels {
+			o.channels[i] = remap[o.channels[i]]
+		}
+		s := Sample{ID: o.id, Label: -1, Target: o.target}
+		if opt.LabelColumn != "" {
+			if s.Label = slices.Index(ds.Classes, o.label); s.Label < 0 {
+				return nil, fmt.Errorf("%s:%d: object %q: label %q not in CSVOptions.Classes %v", path, o.line, o.id, o.label, ds.Classes)
+			}
+		}
+		if opt.ChannelMode == ChannelSlot {
+			if err := o.slotTokens(&s, nch, nv, opt); err != nil {
+				return nil, fmt.Errorf("%s:%d: %w", path, o.line, err)
+			}
+		} else {
+			s.Values = o.values
+			for i, t := range o.times {
+				if ds.D == 2 {
+					s.Positions = append(s.Positions, float32(o.channels[i]))
+				}
+				s.Positions = append(s.Positions, float32(t))
+			}
+			sortTokens(&s, ds.C, ds.D, ds.D-1)
+		}
+		ds.Samples = append(ds.Samples, s)
+	}
+	return ds, nil
+}
+
+// slotTokens builds one token per distinct time of the object.
+func (o *csvObject) slotTokens(s *Sample, nch, nv int, opt CSVOptions) error {
+	times := slices.Clone(o.times)
+	slices.Sort(times)
+	times = slices.Compact(times)
+	c := nch * nv
+	s.Values = make([]float32, len(times)*c)
+	s.Positions = make([]float32, len(times))
+	filled := make([]bool, len(times)*nch)
+	for i, t := range o.times {
+		step, _ := slices.BinarySearch(times, t)
+		slot := step*nch + o.channels[i]
+		if filled[slot] {
+			return fmt.Errorf("object %q: two rows for time %v channel %d", o.id, t, o.channels[i])
+		}
+		filled[slot] = true
+		copy(s.Values[slot*nv:(slot+1)*nv], o.values[i*nv:(i+1)*nv])
+	}
+	for slot, ok := range filled {
+		if ok {
+			continue
+		}
+		if !opt.FillMissing {
+			return fmt.Errorf("object %q: no row for time %v channel %d (set CSVOptions.FillMissing to fill)", o.id, times[slot/nch], slot%nch)
+		}
+		for k := range nv {
+			s.Values[slot*nv+k] = opt.FillValue
+		}
+	}
+	for i, t := range times {
+		s.Positions[i] = float32(t)
+	}
+	return nil
+}
+
+func withCSVDefaults(opt CSVOptions) CSVOptions {
+	if opt.IDColumn == "" {
+		opt.IDColumn = "id"
+	}
+	if opt.TimeColumn == "" {
+		opt.TimeColumn = "time"
+	}
+	if len(opt.ValueColumns) == 0 {
+		opt.ValueColumns = []string{"value"}
+	}
+	if opt.ChannelMode == "" {
+		opt.ChannelMode = ChannelAxis
+	}
+	return opt
+}
+
+func newCSVReader(r io.Reader) *csv.Reader {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1 // checked by the caller, with a better message
+	cr.ReuseRecord = true
+	return cr
+}
+
+// csvErr puts the file name in front of an encoding/csv error, which
+// already carries line and column for syntax errors.
+func csvErr(path string, err error) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s:%d: column %d: %w", path, pe.Line, pe.Column, pe.Err)
+	}
+	return fmt.Errorf("%s: %w", path, err)
+}
+
+// headerIndex maps trimmed column names to their index.
+func headerIndex(header []string) (map[string]int, error) {
+	cols := make(map[string]int, len(header))
+	for i, h := range header {
+		h = strings.TrimSpace(h)
+		if i == 0 {
+			h = strings.TrimPrefix(h, "\ufeff")
+		}
+		if _, dup := cols[h]; dup {
+			return nil, fmt.Errorf("duplicate header column %q", h)
+		}
+		cols[h] = i
+	}
+	return cols, nil
+}
+
+// sortNatural returns the distinct names sorted numerically when every one
+// parses as a number, lexically otherwise, so band "10" follows band "9".
+func sortNatural(names []string) []string {
+	out := slices.Clone(names)
+	numeric := true
+	for _, n := range out {
+		if _, err := strconv.ParseFloat(n, 64); err != nil {
+			numeric = false
+			break
+		}
+	}
+	if numeric {
+		slices.SortFunc(out, func(a, b string) int {
+			x, _ := strconv.ParseFloat(a, 64)
+			y, _ := strconv.ParseFloat(b, 64)
+			return cmp.Or(cmp.Compare(x, y), strings.Compare(a, b))
+		})
+	} else {
+		slices.Sort(out)
+	}
+	return slices.Compact(out)
+}
+
+func identity(n int) []int {
+	p := make([]int, n)
+	for i := range p {
+		p[i] = i
+	}
+	return p
+}
+
+// LoadLabelsCSV reads a per-object table (e.g. PLAsTiCC metadata) into
+// id → label. An id listed twice or an empty id/label is an error, since
+// either would make the label an object gets depend on row order.
+func LoadLabelsCSV(path, idCol, labelCol string) (map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := newCSVReader(f)
+	header, err := r.Read()
+	if err == io.EOF {
+		return nil, fmt.Errorf("%s:1: empty file, want a header row", path)
+	}
+	if err != nil {
+		return nil, csvErr(path, err)
+	}
+	cols, err := headerIndex(header)
+	if err != nil {
+		return nil, fmt.Errorf("%s:1: %w", path, err)
+	}
+	for _, name := range []string{idCol, labelCol} {
+		if _, ok := cols[name]; !ok {
+			return nil, fmt.Errorf("%s:1: header has no column %q (columns: %v)", path, name, header)
+		}
+	}
+	labels := map[string]string{}
+	lines := map[string]int{}
+	for {
+		rec, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, csvErr(path, err)
+		}
+		line, _ := r.FieldPos(0)
+		if len(rec) != len(header) {
+			return nil, fmt.Errorf("%s:%d: %d fields, header has %d", path, line, len(rec), len(header))
+		}
+		id, lab := rec[cols[idCol]], strings.TrimSpace(rec[cols[labelCol]])
+		switch {
+		case id == "":
+			return nil, fmt.Errorf("%s:%d: column %q: empty id", path, line, idCol)
+		case lab == "":
+			return nil, fmt.Errorf("%s:%d: column %q: empty label for %q", path, line, labelCol, id)
+		case lines[id] != 0:
+			return nil, fmt.Errorf("%s:%d: column %q: id %q already listed on line %d", path, line, idCol, id, lines[id])
+		}
+		labels[id], lines[id] = lab, line
+	}
+	if len(labels) == 0 {
+		return nil, fmt.Errorf("%s:2: no data rows after the header", path)
+	}
+	return labels, nil
+}
+
+// AttachLabels sets ds.Classes and every sample's Label from an id → label
+// map such as LoadLabelsCSV returns. classes fixes the class order; nil means
+// the distinct labels sorted as LoadLongCSV sorts them. Every sample must
+// have a label and every id in labels must be a sample, because a mismatch
+// almost always means the two files do not belong together. ds is left
+// unchanged on error.
+func AttachLabels(ds *Dataset, labels map[string]string, classes []string) error {
+	if classes == nil {
+		var all []string
+		for _, l := range labels {
+			all = append(all, l)
+		}
+		classes = sortNatural(all)
+	}
+	idx := make([]int, len(ds.Samples))
+	seen := make(map[string]bool, len(ds.Samples))
+	for i := range ds.Samples {
+		id := ds.Samples[i].ID
+		lab, ok := labels[id]
+		if !ok {
+			return fmt.Errorf("dataset %q: sample %d (id %q) has no label", ds.Name, i, id)
+		}
+		if idx[i] = slices.Index(classes, lab); idx[i] < 0 {
+			return fmt.Errorf("dataset %q: sample %d (id %q): label %q not in classes %v", ds.Name, i, id, lab, classes)
+		}
+		seen[id] = true
+	}
+	for _, id := range slices.Sorted(maps.Keys(labels)) {
+		if !seen[id] {
+			return fmt.Errorf("dataset %q: labels name id %q, which is not in the dataset", ds.Name, id)
+		}
+	}
+	ds.Classes = classes
+	for i := range ds.Samples {
+		ds.Samples[i].Label = idx[i]
+	}
+	return nil
+}

@@ -1,0 +1,166 @@
+// Package data turns time series, light curves, images and arrays into the one
+// shape RoMAE consumes: a sample is a set of N tokens, each carrying C values
+// (a flattened patch, or one observation's measurements) and a real-valued
+// position of D coordinates. Because RoPE is the model's only source of
+// position, nothing here assumes regular sampling: irregular times, dropped
+// steps and per-channel tokens are all just different position vectors.
+//
+// Loaders read UEA/UCR .ts files (LoadTS), long-format CSV light curves
+// (LoadLongCSV), and NumPy .npy/.npz arrays (LoadNPY, LoadNPZ, DenseSeries,
+// DenseImages). They report problems as "file:line: ..." errors instead of
+// panicking, and never pass NaN or Inf on silently: a missing value is either
+// handled by a documented rule or rejected.
+//
+// Collate and RandomMask build the padded model input for one mini-batch and
+// reuse their buffers, so a training loop allocates nothing per step.
+package data
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Sample is one series / image: N tokens, each with C values and D position
+// coordinates. C and D live on the Dataset so every sample of a dataset
+// agrees on them; a Sample on its own only knows its flat buffers.
+type Sample struct {
+	ID        string
+	Values    []float32 // [N*C], token-major
+	Positions []float32 // [N*D], token-major
+	Label     int       // class index into Dataset.Classes, -1 when unlabelled
+	// Target is the regression target: [TargetDim] per sample, or
+	// [N*TargetDim] when Dataset.TargetPerToken; nil when the dataset has none.
+	Target []float32
+}
+
+// Len is the number of tokens N given the dataset's values per token c.
+func (s *Sample) Len(c int) int {
+	if c <= 0 {
+		return 0
+	}
+	return len(s.Values) / c
+}
+
+// Dataset is a list of samples sharing one token layout.
+type Dataset struct {
+	Name           string
+	C, D           int      // values per token, position axes
+	Classes        []string // label names; index = Sample.Label
+	TargetDim      int      // 0 when there are no regression targets
+	TargetPerToken bool     // targets are per token ([N*TargetDim]) rather than per sample
+	Samples        []Sample
+}
+
+// Validate checks every invariant the model and Collate rely on, so that a
+// bad dataset fails once with a precise message instead of producing NaN
+// losses or index panics deep inside training. The error names the sample
+// (index and ID) and the offending field.
+func (d *Dataset) Validate() error {
+	if d.C < 1 {
+		return fmt.Errorf("dataset %q: C = %d, want >= 1", d.Name, d.C)
+	}
+	if d.D < 1 {
+		return fmt.Errorf("dataset %q: D = %d, want >= 1", d.Name, d.D)
+	}
+	if d.TargetDim < 0 {
+		return fmt.Errorf("dataset %q: TargetDim = %d, want >= 0", d.Name, d.TargetDim)
+	}
+	if d.TargetPerToken && d.TargetDim == 0 {
+		return fmt.Errorf("dataset %q: TargetPerToken set but TargetDim = 0", d.Name)
+	}
+	if len(d.Samples) == 0 {
+		return fmt.Errorf("dataset %q: no samples", d.Name)
+	}
+	for i := range d.Samples {
+		if err := d.validateSample(&d.Samples[i]); err != nil {
+			return fmt.Errorf("dataset %q: sample %d (id %q): %w", d.Name, i, d.Samples[i].ID, err)
+		}
+	}
+	return nil
+}
+
+func (d *Dataset) validateSample(s *Sample) error {
+	if len(s.Values) == 0 {
+		return fmt.Errorf("no tokens")
+	}
+	if len(s.Values)%d.C != 0 {
+		return fmt.Errorf("len(Values) = %d is not a multiple of C = %d", len(s.Values), d.C)
+	}
+	n := len(s.Values) / d.C
+	if len(s.Positions) != n*d.D {
+		return fmt.Errorf("len(Positions) = %d, want N*D = %d*%d", len(s.Positions), n, d.D)
+	}
+	if s.Label < -1 || s.Label >= len(d.Classes) {
+		return fmt.Errorf("Label = %d out of range [-1, %d)", s.Label, len(d.Classes))
+	}
+	want := d.TargetDim
+	if d.TargetPerToken {
+		want = n * d.TargetDim
+	}
+	if len(s.Target) != want {
+		return fmt.Errorf("len(Target) = %d, want %d", len(s.Target), want)
+	}
+	if err := checkFinite("Values", s.Values); err != nil {
+		return err
+	}
+	if err := checkFinite("Positions", s.Positions); err != nil {
+		return err
+	}
+	return checkFinite("Target", s.Target)
+}
+
+func checkFinite(field string, xs []float32) error {
+	for i, x := range xs {
+		if !isFinite(x) {
+			return fmt.Errorf("%s[%d] = %v", field, i, x)
+		}
+	}
+	return nil
+}
+
+func isFinite(x float32) bool {
+	f := float64(x)
+	return !math.IsNaN(f) && !math.IsInf(f, 0)
+}
+
+// Subset returns a dataset holding the samples at idx, in that order. The
+// Sample structs are copied but their slices are shared with ds, so subsets
+// are cheap; modify values (e.g. Stats.Apply) before splitting, or on one
+// side only if that is what you mean.
+func Subset(ds *Dataset, idx []int) *Dataset {
+	out := *ds
+	out.Samples = make([]Sample, len(idx))
+	for j, i := range idx {
+		out.Samples[j] = ds.Samples[i]
+	}
+	return &out
+}
+
+// finite32 reports whether v is a number that survives conversion to
+// float32 without becoming ±Inf.
+func finite32(v float64) bool {
+	return !math.IsNaN(v) && math.Abs(v) <= math.MaxFloat32
+}
+
+// sortTokens reorders a sample's tokens by position coordinate axis, keeping
+// the existing order among equal coordinates, so loaders can collect tokens
+// in file order and still hand the model time-sorted sequences.
+func sortTokens(s *Sample, c, d, axis int) {
+	n := len(s.Values) / c
+	perm := make([]int, n)
+	for i := range perm {
+		perm[i] = i
+	}
+	slices.SortStableFunc(perm, func(a, b int) int {
+		return cmp.Compare(s.Positions[a*d+axis], s.Positions[b*d+axis])
+	})
+	vals := make([]float32, 0, len(s.Values))
+	pos := make([]float32, 0, len(s.Positions))
+	for _, i := range perm {
+		vals = append(vals, s.Values[i*c:(i+1)*c]...)
+		pos = append(pos, s.Positions[i*d:(i+1)*d]...)
+	}
+	s.Values, s.Positions = vals, pos
+}

@@ -1,0 +1,483 @@
+package data
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Missing-value policies for LoadTS.
+const (
+	// MissingDropStep keeps one token per time step (C = dimensions, D = 1)
+	// and drops every step where any dimension is missing. Positions keep
+	// the original step index (or time stamp), so the model still sees the gap.
+	MissingDropStep = "drop-step"
+	// MissingChannelAxis emits one token per observed (step, dimension)
+	// value: C = 1, D = 2, positions (step, dimension index). This is the
+	// paper's "dimensional index trick"; nothing observed is thrown away.
+	MissingChannelAxis = "channel-axis"
+)
+
+// TSOptions controls LoadTS. The zero value is the paper's UEA setup.
+type TSOptions struct {
+	// Missing is MissingDropStep (default when empty) or MissingChannelAxis.
+	Missing string
+}
+
+// tsHeader holds the @-tags of a .ts file.
+type tsHeader struct {
+	problem     string
+	timeStamps  bool
+	univariate  bool
+	dims        int // 0 = not given
+	equalLength bool
+	seriesLen   int // 0 = not given
+	classLabel  bool
+	classes     []string
+	target      bool
+}
+
+// LoadTS reads a UEA/UCR .ts file. Each case becomes one Sample; without
+// missing values that is one token per time step with C = number of
+// dimensions, D = 1 and position = step index (or the time stamp when
+// @timeStamps is true, written as "(t,v),(t,v),..." per dimension). Cases may
+// have different lengths. '?' and "NaN" mark missing values and are handled
+// by opt.Missing; Inf, unparsable numbers, unknown labels and shape
+// mismatches are errors of the form "file:line: ...". Classes come from the
+// @classLabel list in its order; with @targetLabel true the last field is a
+// real target (TargetDim 1). Sample IDs are the case's 0-based index.
+func LoadTS(path string, opt TSOptions) (*Dataset, error) {
+	if opt.Missing == "" {
+		opt.Missing = MissingDropStep
+	}
+	if opt.Missing != MissingDropStep && opt.Missing != MissingChannelAxis {
+		return nil, fmt.Errorf("%s: unknown TSOptions.Missing %q (want %q or %q)", path, opt.Missing, MissingDropStep, MissingChannelAxis)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	lr := &lineReader{r: bufio.NewReaderSize(f, 1<<16)}
+	h, err := readTSHeader(lr)
+	if err != nil {
+		return nil, fmt.Errorf("%s:%w", path, err)
+	}
+	ds := &Dataset{Name: h.problem, C: h.dims, D: 1, Classes: h.classes}
+	if ds.Name == "" {
+		ds.Name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	}
+	if h.target {
+		ds.TargetDim = 1
+	}
+	if opt.Missing == MissingChannelAxis {
+		ds.C, ds.D = 1, 2
+	}
+	firstLen := -1
+	for {
+		line, err := lr.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, lr.n, err)
+		}
+		line = strings.TrimSpace(line)
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		c, err := parseTSCase(line, &h)
+		if err == nil && h.equalLength {
+			if firstLen < 0 {
+				firstLen = c.length()
+			} else if c.length() != firstLen {
+				err = fmt.Errorf("@equalLength true but series has %d steps, earlier ones %d", c.length(), firstLen)
+			}
+		}
+		var s Sample
+		if err == nil {
+			s, err = c.sample(opt.Missing, h.dims)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: case %d: %w", path, lr.n, len(ds.Samples), err)
+		}
+		s.ID = strconv.Itoa(len(ds.Samples))
+		if opt.Missing == MissingDropStep {
+			ds.C = h.dims // may have been inferred from the first case
+		}
+		ds.Samples = append(ds.Samples, s)
+	}
+	if len(ds.Samples) == 0 {
+		return nil, fmt.Errorf("%s:%d: no cases after @data", path, lr.n)
+	}
+	return ds, nil
+}
+
+// lineReader yields lines without their terminator (LF or CRLF) and counts
+// them, without bufio.Scanner's token-size limit: UEA lines can be megabytes.
+type lineReader struct {
+	r *bufio.Reader
+	n int // 1-based number of the line last returned
+}
+
+func (lr *lineReader) next() (string, error) {
+	line, err := lr.r.ReadString('\n')
+	if err == io.EOF && line == "" {
+		return "", io.EOF
+	}
+	if err != nil && err != io.EOF {
+		return "", err
+	}
+	lr.n++
+	line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
+	if lr.n == 1 {
+		line = strings.TrimPrefix(line, "\ufeff")
+	}
+	return line, nil
+}
+
+// readTSHeader consumes lines up to and including @data. Errors start with
+// the line number so the caller only prefixes the path.
+func readTSHeader(lr *lineReader) (tsHeader, error) {
+	var h tsHeader
+	seen := map[string]bool{}
+	for {
+		line, err := lr.next()
+		if err == io.EOF {
+			return h, fmt.Errorf("%d: no @data line (file truncated?)", lr.n)
+		}
+		if err != nil {
+			return h, fmt.Errorf("%d: %w", lr.n, err)
+		}
+		line = strings.TrimSpace(line)
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		if line[0] != '@' {
+			return h, fmt.Errorf("%d: data before @data: %.40q", lr.n, line)
+		}
+		fields := strings.Fields(line)
+		tag := strings.ToLower(fields[0])
+		args := fields[1:]
+		if seen[tag] {
+			return h, fmt.Errorf("%d: duplicate %s", lr.n, fields[0])
+		}
+		seen[tag] = true
+		if tag == "@data" {
+			if h.classLabel && h.target {
+				return h, fmt.Errorf("%d: both @classLabel and @targetLabel are true", lr.n)
+			}
+			if h.univariate {
+				if h.dims > 1 {
+					return h, fmt.Errorf("%d: @univariate true but @dimensions %d", lr.n, h.dims)
+				}
+				h.dims = 1
+			}
+			return h, nil
+		}
+		if err := h.setTag(tag, args); err != nil {
+			return h, fmt.Errorf("%d: %s: %w", lr.n, fields[0], err)
+		}
+	}
+}
+
+func (h *tsHeader) setTag(tag string, args []string) error {
+	var err error
+	switch tag {
+	case "@problemname":
+		h.problem = strings.Join(args, " ")
+	case "@timestamps":
+		h.timeStamps, err = tsBool(args)
+	case "@missing":
+		_, err = tsBool(args) // '?' is accepted either way; only the syntax is checked
+	case "@univariate":
+		h.univariate, err = tsBool(args)
+	case "@equallength":
+		h.equalLength, err = tsBool(args)
+	case "@dimensions":
+		h.dims, err = tsPositiveInt(args)
+	case "@serieslength":
+		h.seriesLen, err = tsPositiveInt(args)
+	case "@targetlabel":
+		h.target, err = tsBool(args)
+	case "@classlabel":
+		if len(args) == 0 {
+			return errors.New("want true <labels...> or false")
+		}
+		if h.classLabel, err = tsBool(args[:1]); err != nil {
+			return err
+		}
+		if !h.classLabel {
+			if len(args) > 1 {
+				return errors.New("false followed by labels")
+			}
+			return nil
+		}
+		if len(args) == 1 {
+			return errors.New("true but no labels listed")
+		}
+		h.classes = args[1:]
+		for i, c := range h.classes {
+			if slices.Index(h.classes, c) != i {
+				return fmt.Errorf("label %q listed twice", c)
+			}
+		}
+	default:
+		return errors.New("unknown header tag")
+	}
+	return err
+}
+
+func tsBool(args []string) (bool, error) {
+	if len(args) == 1 {
+		switch strings.ToLower(args[0]) {
+		case "true":
+			return true, nil
+		case "false":
+			return false, nil
+		}
+	}
+	return false, fmt.Errorf("want true or false, got %q", strings.Join(args, " "))
+}
+
+func tsPositiveInt(args []string) (int, error) {
+	if len(args) == 1 {
+		if n, err := strconv.Atoi(args[0]); err == nil && n > 0 {
+			return n, nil
+		}
+	}
+	return 0, fmt.Errorf("want a positive integer, got %q", strings.Join(args, " "))
+}
+
+// tsCase is one parsed data line: per dimension, its observation times and
+// values (NaN = missing). Without time stamps times[d][i] = i.
+type tsCase struct {
+	times, vals [][]float64
+	stamped     bool // times come from the file rather than step indices
+	label       int
+	hasTarget   bool
+	target      float64
+}
+
+// length is the number of time steps of the longest dimension.
+func (c *tsCase) length() int {
+	n := 0
+	for _, v := range c.vals {
+		n = max(n, len(v))
+	}
+	return n
+}
+
+// parseTSCase splits one data line into dimensions and the trailing
+// label/target. The first case fixes the dimension count when the header
+// did not give one.
+func parseTSCase(line string, h *tsHeader) (*tsCase, error) {
+	parts := strings.Split(line, ":")
+	c := &tsCase{label: -1, stamped: h.timeStamps}
+	if h.classLabel || h.target {
+		last := strings.TrimSpace(parts[len(parts)-1])
+		parts = parts[:len(parts)-1]
+		if h.classLabel {
+			c.label = slices.Index(h.classes, last)
+			if c.label < 0 {
+				return nil, fmt.Errorf("unknown class label %q (header lists %v)", last, h.classes)
+			}
+		} else {
+			t, err := strconv.ParseFloat(last, 64)
+			if err != nil || !finite32(t) {
+				return nil, fmt.Errorf("target %q is not a finite float32 number", last)
+			}
+			c.target, c.hasTarget = t, true
+		}
+	}
+	if h.dims == 0 {
+		h.dims = len(parts)
+	}
+	if len(parts) != h.dims {
+		want := "label"
+		if h.target {
+			want = "target"
+		}
+		if !h.classLabel && !h.target {
+			want = "no label"
+		}
+		return nil, fmt.Errorf("%d dimensions, want %d (+ %s)", len(parts), h.dims, want)
+	}
+	for d, p := range parts {
+		var ts, vs []float64
+		var err error
+		if h.timeStamps {
+			ts, vs, err = parseTSStamped(p)
+		} else {
+			vs, err = parseTSValues(p)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("dimension %d: %w", d, err)
+		}
+		if len(vs) == 0 {
+			return nil, fmt.Errorf("dimension %d: empty series", d)
+		}
+		if h.seriesLen > 0 && !h.timeStamps && len(vs) != h.seriesLen {
+			return nil, fmt.Errorf("dimension %d: %d values, @seriesLength is %d", d, len(vs), h.seriesLen)
+		}
+		if ts == nil {
+			ts = make([]float64, len(vs))
+			for i := range ts {
+				ts[i] = float64(i)
+			}
+		}
+		c.times = append(c.times, ts)
+		c.vals = append(c.vals, vs)
+	}
+	return c, nil
+}
+
+func parseTSValues(s string) ([]float64, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	fields := strings.Split(s, ",")
+	out := make([]float64, len(fields))
+	for i, f := range fields {
+		v, err := parseTSValue(f)
+		if err != nil {
+			return nil, fmt.Errorf("value %d: %w", i, err)
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// parseTSValue returns NaN for a missing value ('?' or NaN) and rejects
+// anything else that is not a finite number.
+func parseTSValue(f string) (float64, error) {
+	f = strings.TrimSpace(f)
+	if f == "?" {
+		return math.NaN(), nil
+	}
+	v, err := strconv.ParseFloat(f, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a number", f)
+	}
+	if math.IsInf(v, 0) || math.Abs(v) > math.MaxFloat32 {
+		return 0, fmt.Errorf("%q is infinite or outside float32 range", f)
+	}
+	return v, nil
+}
+
+// parseTSStamped parses "(t,v),(t,v),..." with numeric, strictly increasing
+// time stamps. Date-time stamps are rejected: positions must be numbers.
+func parseTSStamped(s string) (times, vals []float64, err error) {
+	s = strings.TrimSpace(s)
+	for i := 0; s != ""; i++ {
+		if s[0] != '(' {
+			return nil, nil, fmt.Errorf("pair %d: want '(' in %.20q", i, s)
+		}
+		end := strings.IndexByte(s, ')')
+		if end < 0 {
+			return nil, nil, fmt.Errorf("pair %d: missing ')'", i)
+		}
+		tStr, vStr, ok := strings.Cut(s[1:end], ",")
+		if !ok {
+			return nil, nil, fmt.Errorf("pair %d: want (time,value), got %q", i, s[:end+1])
+		}
+		t, err := strconv.ParseFloat(strings.TrimSpace(tStr), 64)
+		if err != nil || !finite32(t) {
+			return nil, nil, fmt.Errorf("pair %d: time stamp %q is not a finite float32 number (date stamps are not supported)", i, tStr)
+		}
+		if len(times) > 0 && t <= times[len(times)-1] {
+			return nil, nil, fmt.Errorf("pair %d: time stamp %v not after %v", i, t, times[len(times)-1])
+		}
+		v, err := parseTSValue(vStr)
+		if err != nil {
+			return nil, nil, fmt.Errorf("pair %d: %w", i, err)
+		}
+		times = append(times, t)
+		vals = append(vals, v)
+		s = strings.TrimSpace(s[end+1:])
+		if rest, ok := strings.CutPrefix(s, ","); ok {
+			s = strings.TrimSpace(rest)
+			if s == "" {
+				return nil, nil, fmt.Errorf("pair %d: trailing ','", i)
+			}
+		} else if s != "" {
+			return nil, nil, fmt.Errorf("pair %d: want ',' after ')'", i)
+		}
+	}
+	return times, vals, nil
+}
+
+// sample converts a parsed case into tokens under the missing-value policy.
+func (c *tsCase) sample(missing string, dims int) (Sample, error) {
+	s := Sample{Label: c.label}
+	if c.hasTarget {
+		s.Target = []float32{float32(c.target)}
+	}
+	if missing == MissingChannelAxis {
+		for d := range c.vals {
+			for i, v := range c.vals[d] {
+				if !math.IsNaN(v) {
+					s.Values = append(s.Values, float32(v))
+					s.Positions = append(s.Positions, float32(c.times[d][i]), float32(d))
+				}
+			}
+		}
+		if len(s.Values) == 0 {
+			return s, errors.New("every value is missing")
+		}
+		sortTokens(&s, 1, 2, 0)
+		return s, nil
+	}
+	times, rows, err := c.alignSteps(dims)
+	if err != nil {
+		return s, err
+	}
+	for i, t := range times {
+		row := rows[i*dims : (i+1)*dims]
+		if slices.ContainsFunc(row, math.IsNaN) {
+			continue
+		}
+		for _, v := range row {
+			s.Values = append(s.Values, float32(v))
+		}
+		s.Positions = append(s.Positions, float32(t))
+	}
+	if len(s.Positions) == 0 {
+		return s, errors.New("every time step has a missing value (drop-step leaves an empty series)")
+	}
+	return s, nil
+}
+
+// alignSteps lays the dimensions side by side as rows[step*dims+d], NaN where
+// a dimension has no value at that step. Without time stamps the steps are
+// indices and every dimension must have the same length; with time stamps the
+// steps are the sorted union of all dimensions' stamps.
+func (c *tsCase) alignSteps(dims int) (times, rows []float64, err error) {
+	times = slices.Clone(c.times[0])
+	for d := 1; d < dims; d++ {
+		times = append(times, c.times[d]...)
+	}
+	slices.Sort(times)
+	times = slices.Compact(times)
+	rows = make([]float64, len(times)*dims)
+	for i := range rows {
+		rows[i] = math.NaN()
+	}
+	for d := range dims {
+		if !c.stamped && len(c.vals[d]) != len(c.vals[0]) {
+			return nil, nil, fmt.Errorf("dimension %d has %d values but dimension 0 has %d; use MissingChannelAxis for ragged dimensions", d, len(c.vals[d]), len(c.vals[0]))
+		}
+		for i, t := range c.times[d] {
+			step, _ := slices.BinarySearch(times, t)
+			rows[step*dims+d] = c.vals[d][i]
+		}
+	}
+	return times, rows, nil
+}

@@ -1,0 +1,217 @@
+package model
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"romae/data"
+	"romae/internal/gradcheck"
+)
+
+// testBatch makes B samples of up to L tokens with C values and D position
+// axes; sample b has L−b tokens so padding is always exercised.
+func testBatch(B, L, C, D int, intPos bool, seed uint64) *data.Batch {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	bt := &data.Batch{B: B, L: L, C: C, D: D,
+		Values: make([]float32, B*L*C), Positions: make([]float32, B*L*D),
+		Pad: make([]bool, B*L), Lengths: make([]int, B), Labels: make([]int, B)}
+	for b := 0; b < B; b++ {
+		bt.Lengths[b] = L - b
+		bt.Labels[b] = b % 3
+		for i := 0; i < L; i++ {
+			k := b*L + i
+			if i >= L-b {
+				bt.Pad[k] = true
+				continue
+			}
+			for j := 0; j < C; j++ {
+				bt.Values[k*C+j] = float32(rng.NormFloat64())
+			}
+			for j := 0; j < D; j++ {
+				p := rng.Float64() * 20
+				if intPos {
+					p = math.Floor(p)
+				}
+				bt.Positions[k*D+j] = float32(p)
+			}
+		}
+	}
+	return bt
+}
+
+// testMask hides about half of each sample's tokens.
+func testMask(bt *data.Batch, seed uint64) []bool {
+	rng := rand.New(rand.NewPCG(seed, 2))
+	m := make([]bool, bt.B*bt.L)
+	for i := range m {
+		m[i] = !bt.Pad[i] && rng.Float64() < 0.5
+	}
+	return m
+}
+
+func smallConfig(task string, posDims int) Config {
+	c := DefaultConfig()
+	c.Encoder = Size{DModel: 24, Heads: 2, Depth: 2, FFN: 20}
+	c.Decoder = Size{DModel: 12, Heads: 1, Depth: 2, FFN: 16}
+	c.PosDims = posDims
+	c.Values = 2
+	c.Task = task
+	c.Outputs = 3
+	return c
+}
+
+// TestModelGradients checks every parameter tensor of whole models —
+// encoder, decoder and heads together — against finite differences.
+func TestModelGradients(t *testing.T) {
+	cases := []struct {
+		name   string
+		cfg    func() Config
+		intPos bool
+		opt    LossOptions
+	}{
+		{"pretrain/rope2d/cls/dropout", func() Config {
+			c := smallConfig(TaskPretrain, 2)
+			c.AttnDropout, c.HiddenDropout, c.HeadDropout, c.DropPath = 0.2, 0.2, 0.2, 0.3
+			return c
+		}, false, LossOptions{}},
+		{"pretrain/absolute1d/nocls/normtargets", func() Config {
+			c := smallConfig(TaskPretrain, 1)
+			c.PosEncoding, c.UseCLS, c.Values, c.NormTargets = PosAbsolute, false, 3, true
+			return c
+		}, false, LossOptions{}},
+		{"pretrain/rope3d/p1", func() Config {
+			c := smallConfig(TaskPretrain, 3)
+			c.P = 1
+			return c
+		}, false, LossOptions{}},
+		{"classify/ropeint/cls/weights+smoothing", func() Config {
+			c := smallConfig(TaskClassify, 1)
+			c.PosEncoding = PosRoPEInt
+			return c
+		}, true, LossOptions{ClassWeights: []float64{1, 2, 0.5}, LabelSmoothing: 0.1}},
+		{"classify/mean/nocls/3d", func() Config {
+			c := smallConfig(TaskClassify, 3)
+			c.UseCLS, c.Pool = false, PoolMean
+			return c
+		}, false, LossOptions{}},
+		{"regress/token/absolute2d", func() Config {
+			c := smallConfig(TaskRegress, 2)
+			c.PosEncoding, c.Pool, c.Outputs = PosAbsolute, PoolToken, 2
+			return c
+		}, false, LossOptions{}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tc.cfg()
+			m, err := New[float64](cfg, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Non-trivial values everywhere, so no gradient is trivially zero
+			// ([MASK] and biases start at 0, gains at 1).
+			rng := rand.New(rand.NewPCG(5, 5))
+			for i := range m.W {
+				m.W[i] += 0.05 * rng.NormFloat64()
+			}
+			bt := testBatch(3, 7, cfg.Values, cfg.PosDims, tc.intPos, 3)
+			if cfg.Task == TaskRegress {
+				bt.TargetDim, bt.TargetPerToken = cfg.Outputs, true
+				bt.Targets = make([]float32, bt.B*bt.L*cfg.Outputs)
+				for i := range bt.Targets {
+					bt.Targets[i] = float32(rng.NormFloat64())
+				}
+			}
+			mask := testMask(bt, 4)
+			ws := m.NewWorkspace()
+			loss := func() float64 {
+				r := rand.New(rand.NewPCG(9, 9)) // same dropout masks every call
+				var l float64
+				var err error
+				if cfg.Task == TaskPretrain {
+					l, err = m.ForwardPretrain(ws, bt, mask, true, r)
+				} else {
+					l, err = m.ForwardTask(ws, bt, tc.opt, true, r)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				return l
+			}
+			loss()
+			m.ZeroGrad()
+			if cfg.Task == TaskPretrain {
+				m.BackwardPretrain(ws)
+			} else {
+				m.BackwardTask(ws)
+			}
+			grad := append([]float64(nil), m.G...)
+			for _, p := range m.Params {
+				off := offsetOf(m, p.W)
+				if err := gradcheck.Check(p.Name, p.W, grad[off:off+len(p.W)], loss, 12); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+}
+
+func offsetOf(m *Model[float64], w []float64) int {
+	for i := range m.W {
+		if &m.W[i] == &w[0] {
+			return i
+		}
+	}
+	panic("parameter not in the model's buffer")
+}
+
+func TestSizesMatchPaperTable8(t *testing.T) {
+	// Table 8 counts, to the precision the paper prints them.
+	want := map[string]float64{"tiny": 4.67e6, "small": 26.9e6, "base": 74.7e6}
+	for name, n := range want {
+		got := float64(Sizes[name].Params())
+		digits := math.Pow(10, math.Floor(math.Log10(n))-2)
+		if math.Round(got/digits)*digits != n {
+			t.Errorf("%s: %d parameters, paper says %.3gM", name, Sizes[name].Params(), n/1e6)
+		}
+	}
+	// Per block 12·d² + 2·d (ffn = 4·d), as ROMAE.md states.
+	for _, name := range SizeNames() {
+		s := Sizes[name]
+		if got, want := s.Params(), s.Depth*(12*s.DModel*s.DModel+2*s.DModel); got != want {
+			t.Errorf("%s: %d parameters, want 12d²+2d per block = %d", name, got, want)
+		}
+	}
+}
+
+func TestConfigRefusals(t *testing.T) {
+	cases := []struct {
+		name   string
+		mutate func(*Config)
+		want   string
+	}{
+		{"head_dim not divisible by 2·D", func(c *Config) { c.PosDims = 3; c.Encoder.Heads = 9 }, "head_dim"},
+		{"p above 1", func(c *Config) { c.P = 1.5 }, "p_rope"},
+		{"p negative", func(c *Config) { c.P = -0.1 }, "p_rope"},
+		{"4 axes", func(c *Config) { c.PosDims = 4 }, "pos_dims"},
+		{"d_model not divisible by heads", func(c *Config) { c.Encoder.Heads = 7 }, "divisible by heads"},
+		{"unknown encoding", func(c *Config) { c.PosEncoding = "alibi" }, "pos_encoding"},
+		{"dropout 1", func(c *Config) { c.AttnDropout = 1 }, "attn_dropout"},
+		{"classify without classes", func(c *Config) { c.Task = TaskClassify; c.Outputs = 0 }, "outputs"},
+		{"cls pool without cls", func(c *Config) { c.Task = TaskClassify; c.Outputs = 3; c.UseCLS = false }, "use_cls"},
+		{"norm targets of 1 value", func(c *Config) { c.NormTargets = true }, "normalize_targets"},
+		{"zero eps", func(c *Config) { c.NormEps = 0 }, "rmsnorm_eps"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := DefaultConfig()
+			tc.mutate(&c)
+			_, err := New[float32](c, 1)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got error %v, want one mentioning %q", err, tc.want)
+			}
+		})
+	}
+}
+

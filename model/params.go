@@ -1,0 +1,121 @@
+package model
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"romae/tensor"
+)
+
+// Parameter tensors are named as in the authors' PyTorch code, so their
+// checkpoints load by name and ours can be read by their code.
+
+// linear is a Linear layer's weight [out,in] and optional bias [out].
+type linear[T tensor.Float] struct {
+	w, b    *tensor.Param[T]
+	in, out int
+}
+
+// block is one pre-norm Transformer layer.
+type block[T tensor.Float] struct {
+	attnNorm, ffnNorm  *tensor.Param[T]
+	wq, wk, wv, wo     linear[T]
+	w1, w2             linear[T]
+}
+
+// paramSet collects parameter specs, then carves them out of one contiguous
+// weight buffer and one gradient buffer.
+type paramSet[T tensor.Float] struct {
+	params []*tensor.Param[T]
+	init   []func(w []T, rng *rand.Rand)
+}
+
+func (ps *paramSet[T]) add(name string, decay bool, init func([]T, *rand.Rand), shape ...int) *tensor.Param[T] {
+	p := &tensor.Param[T]{Name: name, Shape: shape, Decay: decay}
+	ps.params = append(ps.params, p)
+	ps.init = append(ps.init, init)
+	return p
+}
+
+func (ps *paramSet[T]) linear(name string, in, out int, bias bool) linear[T] {
+	l := linear[T]{in: in, out: out, w: ps.add(name+".weight", true, truncNormal[T](0.02), out, in)}
+	if bias {
+		l.b = ps.add(name+".bias", false, constant[T](0), out)
+	}
+	return l
+}
+
+func (ps *paramSet[T]) norm(name string, d int) *tensor.Param[T] {
+	return ps.add(name+".weight", false, constant[T](1), d)
+}
+
+func (ps *paramSet[T]) block(prefix string, s Size) block[T] {
+	d := s.DModel
+	return block[T]{
+		attnNorm: ps.norm(prefix+".attention_norm", d),
+		wq:       ps.linear(prefix+".attention.wq", d, d, false),
+		wk:       ps.linear(prefix+".attention.wk", d, d, false),
+		wv:       ps.linear(prefix+".attention.wv", d, d, false),
+		wo:       ps.linear(prefix+".attention.wo", d, d, false),
+		ffnNorm:  ps.norm(prefix+".ffn_norm", d),
+		w1:       ps.linear(prefix+".feed_forward.w1", d, s.FFN, false),
+		w2:       ps.linear(prefix+".feed_forward.w2", s.FFN, d, false),
+	}
+}
+
+// allocate gives every parameter its views into w and g and initialises it
+// from seed, in declaration order so a seed always gives the same model.
+func (ps *paramSet[T]) allocate(seed uint64) (w, g []T) {
+	n := 0
+	for _, p := range ps.params {
+		n += tensor.Numel(p.Shape)
+	}
+	w, g = make([]T, n), make([]T, n)
+	rng := rand.New(rand.NewPCG(seed, 0x526f4d4145))
+	off := 0
+	for i, p := range ps.params {
+		k := tensor.Numel(p.Shape)
+		p.W, p.G = w[off:off+k:off+k], g[off:off+k:off+k]
+		ps.init[i](p.W, rng)
+		off += k
+	}
+	return w, g
+}
+
+// truncNormal draws N(0, std²) truncated at ±2·std, the usual ViT/MAE init.
+func truncNormal[T tensor.Float](std float64) func([]T, *rand.Rand) {
+	return func(w []T, rng *rand.Rand) {
+		for i := range w {
+			v := rng.NormFloat64()
+			for math.Abs(v) > 2 {
+				v = rng.NormFloat64()
+			}
+			w[i] = T(v * std)
+		}
+	}
+}
+
+func constant[T tensor.Float](c float64) func([]T, *rand.Rand) {
+	return func(w []T, _ *rand.Rand) {
+		for i := range w {
+			w[i] = T(c)
+		}
+	}
+}
+
+// Param returns the named parameter.
+func (m *Model[T]) Param(name string) (*tensor.Param[T], error) {
+	for _, p := range m.Params {
+		if p.Name == name {
+			return p, nil
+		}
+	}
+	return nil, fmt.Errorf("model has no parameter %q", name)
+}
+
+// ZeroGrad clears every gradient before a step.
+func (m *Model[T]) ZeroGrad() { clear(m.G) }
+
+// NumParams counts all parameters.
+func (m *Model[T]) NumParams() int { return len(m.W) }

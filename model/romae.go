@@ -1,0 +1,627 @@
+package model
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"romae/data"
+	"romae/nn"
+	"romae/rope"
+	"romae/tensor"
+)
+
+// Model is RoMAE. The pre-training model has an encoder, a decoder and a
+// reconstruction head; the task model has the same encoder and a
+// classification or regression head. Both read as the paper's figure:
+//
+//	tokens ─ Linear(values→d) ─ [CLS] ─ encoder (p-RoPE in every attention)
+//	  pre-training: ─ Linear(d→d_dec) ─ + [MASK] at masked positions ─ decoder ─ head → values
+//	  task:         ─ pool ([CLS] or mean) ─ head → logits / targets
+type Model[T tensor.Float] struct {
+	Cfg    Config
+	Params []*tensor.Param[T] // every parameter, in a fixed order
+	W, G   []T                // all weights and all gradients, contiguous
+
+	proj linear[T]        // "projection": values → d_model, with bias
+	cls  *tensor.Param[T] // "cls" [d_model], present when UseCLS
+	enc  stack[T]         // "encoder.layers.*"
+
+	encDec    linear[T]        // "encoder_decoder_proj" (pre-training)
+	maskToken *tensor.Param[T] // "mask_token" [d_dec], zero-initialised
+	dec       stack[T]         // "decoder.layers.*"
+
+	head head[T] // "head.head.1" (RMSNorm), "head.head.2" (Linear)
+}
+
+// New builds a model with freshly initialised weights: Linear weights
+// truncated N(0, 0.02²), biases 0, RMSNorm gains 1, [CLS] N(0, 0.02²),
+// [MASK] 0 — the authors' initialisation.
+func New[T tensor.Float](cfg Config, seed uint64) (*Model[T], error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	m := &Model[T]{Cfg: cfg}
+	var ps paramSet[T]
+	d := cfg.Encoder.DModel
+	m.proj = ps.linear("projection", cfg.Values, d, true)
+	if cfg.UseCLS {
+		m.cls = ps.add("cls", false, truncNormal[T](0.02), d)
+	}
+	m.enc = newStack(&ps, "encoder", cfg.Encoder, &cfg)
+	out := cfg.Outputs
+	headIn := d
+	if cfg.Task == TaskPretrain {
+		dd := cfg.Decoder.DModel
+		m.encDec = ps.linear("encoder_decoder_proj", d, dd, true)
+		m.maskToken = ps.add("mask_token", false, constant[T](0), dd)
+		m.dec = newStack(&ps, "decoder", cfg.Decoder, &cfg)
+		out, headIn = cfg.Values, dd
+	}
+	m.head = head[T]{
+		norm: ps.norm("head.head.1", headIn),
+		out:  ps.linear("head.head.2", headIn, out, true),
+		drop: cfg.HeadDropout,
+		eps:  cfg.NormEps,
+	}
+	m.Params = ps.params
+	m.W, m.G = ps.allocate(seed)
+	return m, nil
+}
+
+func newStack[T tensor.Float](ps *paramSet[T], prefix string, s Size, cfg *Config) stack[T] {
+	st := stack[T]{Size: s, hd: s.DModel / s.Heads, eps: cfg.NormEps, rope: cfg.ropeLayout(s),
+		attnDrop: cfg.AttnDropout, hiddenDrop: cfg.HiddenDropout, dropPath: cfg.DropPath}
+	for i := 0; i < s.Depth; i++ {
+		st.blocks = append(st.blocks, ps.block(fmt.Sprintf("%s.layers.%d", prefix, i), s))
+	}
+	return st
+}
+
+// Workspace holds one batch's activations and gradients. It grows to the
+// largest batch it has seen and is then reused, so steady-state training
+// allocates nothing. A workspace serves one model at a time.
+type Workspace[T tensor.Float] struct {
+	train bool
+	B     int
+	Le    int // encoder tokens per sample, [CLS] included
+	Lq    int // queried ([MASK]) tokens per sample (pre-training, interpolation)
+
+	encVals []T    // [B·Le, values]; the [CLS] slot holds zeros
+	encPos  []T    // [B·Le, D]
+	encPad  []bool // [B·Le]
+	enc     stackActs[T]
+	encRot  rope.Table[T]
+	encInt  rope.IntCache[T]
+
+	qPos    []T    // [B·Lq, D]
+	qPad    []bool // [B·Lq]
+	qTarget []T    // [B·Lq, values]
+	decPos  []T    // [B·(Le+Lq), D]
+	decPad  []bool // [B·(Le+Lq)]
+	encDec  []T    // [B·Le, d_dec] encoder output projected to the decoder
+	dEncDec []T
+	dec     stackActs[T]
+	decRot  rope.Table[T]
+	decInt  rope.IntCache[T]
+
+	head    headActs[T]
+	rows    []int // encoder rows pooled by the task head (PoolCLS/PoolToken)
+	valid   []bool
+	labels  []int
+	targets []T
+}
+
+// NewWorkspace returns an empty workspace for m.
+func (m *Model[T]) NewWorkspace() *Workspace[T] { return &Workspace[T]{} }
+
+// LossOptions are the task loss's training-time knobs.
+type LossOptions struct {
+	ClassWeights   []float64 // per class, nil = uniform
+	LabelSmoothing float64
+}
+
+// ─── Encoder ──────────────────────────────────────────────────────────────
+
+// setEncoderRows sizes the encoder input for B samples of Le tokens.
+func (m *Model[T]) setEncoderRows(ws *Workspace[T], B, Le int, train bool) {
+	c, D := m.Cfg.Values, m.Cfg.PosDims
+	ws.train, ws.B, ws.Le = train, B, Le
+	ws.encVals, ws.encPos = grow(ws.encVals, B*Le*c), grow(ws.encPos, B*Le*D)
+	ws.encPad = grow(ws.encPad, B*Le)
+	clear(ws.encVals)
+	clear(ws.encPos)
+	for i := range ws.encPad {
+		ws.encPad[i] = true
+	}
+	if m.cls != nil {
+		for b := 0; b < B; b++ {
+			ws.encPad[b*Le] = false // [CLS] at position 0 on every axis
+		}
+	}
+	ws.enc.resize(&m.enc, B, Le, train)
+}
+
+// setEncoderToken copies token i of batch sample b into encoder slot r.
+func (m *Model[T]) setEncoderToken(ws *Workspace[T], bt *data.Batch, b, i, r int) {
+	c, D := m.Cfg.Values, m.Cfg.PosDims
+	row := b*ws.Le + r
+	for j := 0; j < c; j++ {
+		ws.encVals[row*c+j] = T(bt.Values[(b*bt.L+i)*c+j])
+	}
+	for j := 0; j < D; j++ {
+		ws.encPos[row*D+j] = T(bt.Positions[(b*bt.L+i)*D+j])
+	}
+	ws.encPad[row] = false
+}
+
+// encode: x = Linear(values) (+ [CLS] in slot 0) (+ sin/cos when absolute),
+// then the encoder stack with its rotation table.
+func (m *Model[T]) encode(ws *Workspace[T], rng *rand.Rand) error {
+	B, Le, d := ws.B, ws.Le, m.Cfg.Encoder.DModel
+	x := ws.enc.res[0]
+	nn.LinearForward(x, ws.encVals, m.proj.w.W, m.proj.b.W, B*Le, m.Cfg.Values, d)
+	if m.cls != nil {
+		for b := 0; b < B; b++ {
+			copy(x[b*Le*d:(b*Le+1)*d], m.cls.W)
+		}
+	}
+	rot, err := m.positions(ws.encPos, B*Le, x, d, m.enc.rope, &ws.encRot, &ws.encInt)
+	if err != nil {
+		return fmt.Errorf("encoder: %w", err)
+	}
+	ws.enc.rot = rot
+	m.enc.forward(&ws.enc, ws.encPad, rng)
+	return nil
+}
+
+// positions prepares how n tokens at pos[n·D] meet the stack: a rotation
+// table for RoPE, or sin/cos added to x[n,d] for absolute embeddings.
+func (m *Model[T]) positions(pos []T, n int, x []T, d int, l rope.Layout, tab *rope.Table[T], cache *rope.IntCache[T]) (*rope.Table[T], error) {
+	switch m.Cfg.PosEncoding {
+	case PosAbsolute:
+		rope.AddAbsolute(x, pos, n, d, m.Cfg.PosDims)
+		return nil, nil
+	case PosRoPEInt:
+		if err := cache.Fill(tab, l, pos, n); err != nil {
+			return nil, err
+		}
+		return tab, nil
+	default:
+		tab.Compute(l, pos, n)
+		return tab, nil
+	}
+}
+
+// encodeBackward takes ws.enc.dx = dLoss/dEncoderOutput.
+func (m *Model[T]) encodeBackward(ws *Workspace[T]) {
+	B, Le, d := ws.B, ws.Le, m.Cfg.Encoder.DModel
+	m.enc.backward(&ws.enc)
+	dx := ws.enc.dx
+	if m.cls != nil {
+		for b := 0; b < B; b++ {
+			row := dx[b*Le*d : (b*Le+1)*d]
+			for j, g := range row {
+				m.cls.G[j] += g
+			}
+			clear(row) // [CLS] replaced the projection's output there
+		}
+	}
+	nn.LinearBackward(nil, m.proj.w.G, m.proj.b.G, dx, ws.encVals, m.proj.w.W, B*Le, m.Cfg.Values, d, false)
+}
+
+// ─── Pre-training: masked reconstruction ──────────────────────────────────
+
+// ForwardPretrain runs the masked autoencoder on a batch: masked[B·L] marks
+// the tokens hidden from the encoder and reconstructed by the decoder (pad
+// slots must not be marked). The encoder sees only visible tokens (+[CLS]);
+// each sample keeps its own visible and masked counts, padded to the
+// batch's largest. Returns the MSE over the masked, non-pad tokens' values
+// (per-patch normalised when normalize_targets).
+func (m *Model[T]) ForwardPretrain(ws *Workspace[T], bt *data.Batch, masked []bool, train bool, rng *rand.Rand) (float64, error) {
+	if m.Cfg.Task != TaskPretrain {
+		return 0, fmt.Errorf("ForwardPretrain on a %s model", m.Cfg.Task)
+	}
+	if err := m.checkBatch(bt); err != nil {
+		return 0, err
+	}
+	if len(masked) != bt.B*bt.L {
+		return 0, fmt.Errorf("mask has %d entries, batch has %d×%d tokens", len(masked), bt.B, bt.L)
+	}
+	cls := m.clsSlots()
+	maxVis, maxMask := 0, 0
+	for b := 0; b < bt.B; b++ {
+		nv, nm := 0, 0
+		for i := 0; i < bt.L; i++ {
+			k := b*bt.L + i
+			switch {
+			case bt.Pad[k] && masked[k]:
+				return 0, fmt.Errorf("sample %d token %d is padding and masked", b, i)
+			case bt.Pad[k]:
+			case masked[k]:
+				nm++
+			default:
+				nv++
+			}
+		}
+		maxVis, maxMask = max(maxVis, nv), max(maxMask, nm)
+	}
+	m.setEncoderRows(ws, bt.B, cls+maxVis, train)
+	m.setQueryRows(ws, maxMask)
+	c, D := m.Cfg.Values, m.Cfg.PosDims
+	for b := 0; b < bt.B; b++ {
+		r, q := cls, 0
+		for i := 0; i < bt.L; i++ {
+			k := b*bt.L + i
+			if bt.Pad[k] {
+				continue
+			}
+			if !masked[k] {
+				m.setEncoderToken(ws, bt, b, i, r)
+				r++
+				continue
+			}
+			row := b*ws.Lq + q
+			for j := 0; j < D; j++ {
+				ws.qPos[row*D+j] = T(bt.Positions[k*D+j])
+			}
+			for j := 0; j < c; j++ {
+				ws.qTarget[row*c+j] = T(bt.Values[k*c+j])
+			}
+			ws.qPad[row] = false
+			q++
+		}
+	}
+	if m.Cfg.NormTargets {
+		nn.NormalizePatches(ws.qTarget, bt.B*ws.Lq, c)
+	}
+	if err := m.encode(ws, rng); err != nil {
+		return 0, err
+	}
+	if err := m.decode(ws, rng); err != nil {
+		return 0, err
+	}
+	for i, p := range ws.qPad {
+		ws.valid[i] = !p
+	}
+	return nn.MaskedMSE(ws.head.dy, ws.head.y, ws.qTarget, ws.valid, bt.B*ws.Lq, c), nil
+}
+
+// setQueryRows sizes the [MASK] side for Lq queries per sample, all padding.
+func (m *Model[T]) setQueryRows(ws *Workspace[T], Lq int) {
+	B, c, D := ws.B, m.Cfg.Values, m.Cfg.PosDims
+	ws.Lq = Lq
+	ws.qPos, ws.qTarget = grow(ws.qPos, B*Lq*D), grow(ws.qTarget, B*Lq*c)
+	ws.qPad, ws.valid = grow(ws.qPad, B*Lq), grow(ws.valid, B*Lq)
+	clear(ws.qPos)
+	clear(ws.qTarget)
+	for i := range ws.qPad {
+		ws.qPad[i] = true
+	}
+}
+
+// decode: encoder output → Linear(d→d_dec); append one [MASK] per query
+// carrying the query's position; decoder stack; head on the [MASK] outputs.
+// No un-shuffling is needed because RoPE carries every token's position.
+func (m *Model[T]) decode(ws *Workspace[T], rng *rand.Rand) error {
+	B, Le, Lq, D := ws.B, ws.Le, ws.Lq, m.Cfg.PosDims
+	d, dd := m.Cfg.Encoder.DModel, m.Cfg.Decoder.DModel
+	Ld := Le + Lq
+	ws.encDec, ws.dEncDec = grow(ws.encDec, B*Le*dd), grow(ws.dEncDec, B*Le*dd)
+	ws.decPos, ws.decPad = grow(ws.decPos, B*Ld*D), grow(ws.decPad, B*Ld)
+	ws.dec.resize(&m.dec, B, Ld, ws.train)
+	nn.LinearForward(ws.encDec, ws.enc.output(), m.encDec.w.W, m.encDec.b.W, B*Le, d, dd)
+	x := ws.dec.res[0]
+	for b := 0; b < B; b++ {
+		copy(x[b*Ld*dd:(b*Ld+Le)*dd], ws.encDec[b*Le*dd:(b+1)*Le*dd])
+		for q := 0; q < Lq; q++ {
+			copy(x[(b*Ld+Le+q)*dd:][:dd], m.maskToken.W)
+		}
+		copy(ws.decPos[b*Ld*D:(b*Ld+Le)*D], ws.encPos[b*Le*D:(b+1)*Le*D])
+		copy(ws.decPos[(b*Ld+Le)*D:(b+1)*Ld*D], ws.qPos[b*Lq*D:(b+1)*Lq*D])
+		copy(ws.decPad[b*Ld:b*Ld+Le], ws.encPad[b*Le:(b+1)*Le])
+		copy(ws.decPad[b*Ld+Le:(b+1)*Ld], ws.qPad[b*Lq:(b+1)*Lq])
+	}
+	if m.Cfg.PosEncoding == PosAbsolute {
+		// Visible tokens carry their embedding from the encoder input;
+		// only the [MASK] tokens need theirs.
+		for b := 0; b < B; b++ {
+			rope.AddAbsolute(x[(b*Ld+Le)*dd:(b+1)*Ld*dd], ws.qPos[b*Lq*D:(b+1)*Lq*D], Lq, dd, D)
+		}
+		ws.dec.rot = nil
+	} else {
+		rot, err := m.positions(ws.decPos, B*Ld, x, dd, m.dec.rope, &ws.decRot, &ws.decInt)
+		if err != nil {
+			return fmt.Errorf("decoder: %w", err)
+		}
+		ws.dec.rot = rot
+	}
+	m.dec.forward(&ws.dec, ws.decPad, rng)
+	ws.head.resize(&m.head, B*Lq, ws.train)
+	out := ws.dec.output()
+	for b := 0; b < B; b++ {
+		copy(ws.head.in[b*Lq*dd:(b+1)*Lq*dd], out[(b*Ld+Le)*dd:(b+1)*Ld*dd])
+	}
+	m.head.forward(&ws.head, rng)
+	return nil
+}
+
+// BackwardPretrain back-propagates the loss of the last ForwardPretrain,
+// accumulating into m.G.
+func (m *Model[T]) BackwardPretrain(ws *Workspace[T]) {
+	B, Le, Lq := ws.B, ws.Le, ws.Lq
+	d, dd := m.Cfg.Encoder.DModel, m.Cfg.Decoder.DModel
+	Ld := Le + Lq
+	m.head.backward(&ws.head)
+	dx := ws.dec.dx
+	clear(dx)
+	for b := 0; b < B; b++ {
+		copy(dx[(b*Ld+Le)*dd:(b+1)*Ld*dd], ws.head.dIn[b*Lq*dd:(b+1)*Lq*dd])
+	}
+	m.dec.backward(&ws.dec)
+	for b := 0; b < B; b++ {
+		copy(ws.dEncDec[b*Le*dd:(b+1)*Le*dd], dx[b*Ld*dd:(b*Ld+Le)*dd])
+		for q := 0; q < Lq; q++ {
+			row := dx[(b*Ld+Le+q)*dd:][:dd]
+			for j, g := range row {
+				m.maskToken.G[j] += g
+			}
+		}
+	}
+	nn.LinearBackward(ws.enc.dx, m.encDec.w.G, m.encDec.b.G, ws.dEncDec, ws.enc.output(), m.encDec.w.W, B*Le, d, dd, false)
+	m.encodeBackward(ws)
+}
+
+// Reconstruction is the last pre-training/interpolation output:
+// [B·Lq, values], row b·Lq+q for query q of sample b (pad rows undefined).
+func (ws *Workspace[T]) Reconstruction() []T { return ws.head.y }
+
+// QueryPad marks which Reconstruction rows are padding.
+func (ws *Workspace[T]) QueryPad() []bool { return ws.qPad }
+
+// Lq is the number of query rows per sample in Reconstruction.
+func (ws *Workspace[T]) QueriesPerSample() int { return ws.Lq }
+
+// Interpolate predicts values at query positions qPos[B·Lq·D] (qPad[B·Lq]
+// marks unused slots) from every non-pad token of bt: the [MASK] path of
+// pre-training asked about positions that have no observation. Returns
+// [B·Lq, values], a view into ws.
+func (m *Model[T]) Interpolate(ws *Workspace[T], bt *data.Batch, qPos []float32, qPad []bool, Lq int) ([]T, error) {
+	if m.Cfg.Task != TaskPretrain {
+		return nil, fmt.Errorf("interpolation needs a pre-training model (it has the decoder); this one is %s", m.Cfg.Task)
+	}
+	if err := m.checkBatch(bt); err != nil {
+		return nil, err
+	}
+	D := m.Cfg.PosDims
+	if len(qPos) != bt.B*Lq*D || len(qPad) != bt.B*Lq {
+		return nil, fmt.Errorf("queries: %d positions and %d pad flags for %d samples × %d queries × %d axes", len(qPos), len(qPad), bt.B, Lq, D)
+	}
+	m.fillAllTokens(ws, bt, false)
+	m.setQueryRows(ws, Lq)
+	for i, p := range qPos {
+		ws.qPos[i] = T(p)
+	}
+	copy(ws.qPad, qPad)
+	if err := m.encode(ws, nil); err != nil {
+		return nil, err
+	}
+	if err := m.decode(ws, nil); err != nil {
+		return nil, err
+	}
+	return ws.head.y, nil
+}
+
+// ─── Task head: classification and regression ─────────────────────────────
+
+// fillAllTokens puts every token of bt into the encoder after the [CLS].
+func (m *Model[T]) fillAllTokens(ws *Workspace[T], bt *data.Batch, train bool) {
+	cls := m.clsSlots()
+	m.setEncoderRows(ws, bt.B, cls+bt.L, train)
+	for b := 0; b < bt.B; b++ {
+		for i := 0; i < bt.L; i++ {
+			if !bt.Pad[b*bt.L+i] {
+				m.setEncoderToken(ws, bt, b, i, cls+i)
+			}
+		}
+	}
+}
+
+// ForwardTask encodes every token, pools, and applies the head. With labels
+// (classification) or targets (regression) in bt it returns the loss, else 0.
+func (m *Model[T]) ForwardTask(ws *Workspace[T], bt *data.Batch, opt LossOptions, train bool, rng *rand.Rand) (float64, error) {
+	if m.Cfg.Task == TaskPretrain {
+		return 0, fmt.Errorf("ForwardTask on a pre-training model")
+	}
+	if err := m.checkBatch(bt); err != nil {
+		return 0, err
+	}
+	m.fillAllTokens(ws, bt, train)
+	if err := m.encode(ws, rng); err != nil {
+		return 0, err
+	}
+	m.pool(ws, bt)
+	m.head.forward(&ws.head, rng)
+	return m.taskLoss(ws, bt, opt)
+}
+
+// pool gathers the head's input rows: the [CLS] row, the mean of the
+// non-pad token rows, or every token row.
+func (m *Model[T]) pool(ws *Workspace[T], bt *data.Batch) {
+	B, Le, d, cls := ws.B, ws.Le, m.Cfg.Encoder.DModel, m.clsSlots()
+	out := ws.enc.output()
+	switch m.Cfg.Pool {
+	case PoolCLS, PoolToken:
+		ws.rows = ws.rows[:0]
+		for b := 0; b < B; b++ {
+			if m.Cfg.Pool == PoolCLS {
+				ws.rows = append(ws.rows, b*Le)
+				continue
+			}
+			for i := 0; i < bt.L; i++ {
+				ws.rows = append(ws.rows, b*Le+cls+i)
+			}
+		}
+		ws.head.resize(&m.head, len(ws.rows), ws.train)
+		for k, r := range ws.rows {
+			copy(ws.head.in[k*d:(k+1)*d], out[r*d:(r+1)*d])
+		}
+	case PoolMean:
+		ws.head.resize(&m.head, B, ws.train)
+		clear(ws.head.in)
+		for b := 0; b < B; b++ {
+			dst, n := ws.head.in[b*d:(b+1)*d], 0
+			for i := cls; i < Le; i++ {
+				if ws.encPad[b*Le+i] {
+					continue
+				}
+				n++
+				for j, v := range out[(b*Le+i)*d : (b*Le+i+1)*d] {
+					dst[j] += v
+				}
+			}
+			for j := range dst {
+				dst[j] /= T(max(n, 1))
+			}
+		}
+	}
+}
+
+// taskLoss computes the loss and its gradient ws.head.dy.
+func (m *Model[T]) taskLoss(ws *Workspace[T], bt *data.Batch, opt LossOptions) (float64, error) {
+	n, K := ws.head.n, m.Cfg.Outputs
+	if m.Cfg.Task == TaskClassify {
+		ws.labels = grow(ws.labels, n)
+		for b := range ws.labels {
+			ws.labels[b] = -1
+			if bt.Labels != nil {
+				ws.labels[b] = bt.Labels[b]
+			}
+			if ws.labels[b] >= K {
+				return 0, fmt.Errorf("sample %d has label %d, the model has %d classes", b, ws.labels[b], K)
+			}
+		}
+		if opt.ClassWeights != nil && len(opt.ClassWeights) != K {
+			return 0, fmt.Errorf("%d class weights for %d classes", len(opt.ClassWeights), K)
+		}
+		return nn.CrossEntropy(ws.head.dy, ws.head.y, ws.labels, opt.ClassWeights, opt.LabelSmoothing, n, K), nil
+	}
+	clear(ws.head.dy)
+	if bt.Targets == nil {
+		return 0, nil
+	}
+	if bt.TargetDim != K || bt.TargetPerToken != (m.Cfg.Pool == PoolToken) {
+		return 0, fmt.Errorf("batch has %d targets (per token: %v); model predicts %d (per token: %v)",
+			bt.TargetDim, bt.TargetPerToken, K, m.Cfg.Pool == PoolToken)
+	}
+	ws.targets, ws.valid = grow(ws.targets, n*K), grow(ws.valid, n)
+	for i, v := range bt.Targets[:n*K] {
+		ws.targets[i] = T(v)
+	}
+	for i := range ws.valid {
+		ws.valid[i] = m.Cfg.Pool != PoolToken || !bt.Pad[i]
+	}
+	return nn.MaskedMSE(ws.head.dy, ws.head.y, ws.targets, ws.valid, n, K), nil
+}
+
+// BackwardTask back-propagates the loss of the last ForwardTask.
+func (m *Model[T]) BackwardTask(ws *Workspace[T]) {
+	B, Le, d, cls := ws.B, ws.Le, m.Cfg.Encoder.DModel, m.clsSlots()
+	m.head.backward(&ws.head)
+	dx := ws.enc.dx
+	clear(dx)
+	switch m.Cfg.Pool {
+	case PoolCLS, PoolToken:
+		for k, r := range ws.rows {
+			copy(dx[r*d:(r+1)*d], ws.head.dIn[k*d:(k+1)*d])
+		}
+	case PoolMean:
+		for b := 0; b < B; b++ {
+			n := 0
+			for i := cls; i < Le; i++ {
+				if !ws.encPad[b*Le+i] {
+					n++
+				}
+			}
+			g := ws.head.dIn[b*d : (b+1)*d]
+			for i := cls; i < Le; i++ {
+				if ws.encPad[b*Le+i] {
+					continue
+				}
+				row := dx[(b*Le+i)*d : (b*Le+i+1)*d]
+				for j := range row {
+					row[j] = g[j] / T(n)
+				}
+			}
+		}
+	}
+	m.encodeBackward(ws)
+}
+
+// Output is the head's last output: logits or predictions, [B, outputs]
+// (or [B·L, outputs] for per-token regression).
+func (ws *Workspace[T]) Output() []T { return ws.head.y }
+
+// Embed returns pooled encoder outputs [B, d_model] for bt in evaluation
+// mode: the [CLS] output (pool "cls") or the mean of the token outputs
+// (pool "mean"). Works for pre-training and task models alike.
+func (m *Model[T]) Embed(ws *Workspace[T], bt *data.Batch, pool string, dst []T) ([]T, error) {
+	if err := m.checkBatch(bt); err != nil {
+		return nil, err
+	}
+	if pool == PoolCLS && m.cls == nil {
+		return nil, fmt.Errorf("embed: pool cls needs a model with [CLS]; use mean")
+	}
+	if pool != PoolCLS && pool != PoolMean {
+		return nil, fmt.Errorf("embed: pool %q, want cls or mean", pool)
+	}
+	m.fillAllTokens(ws, bt, false)
+	if err := m.encode(ws, nil); err != nil {
+		return nil, err
+	}
+	B, Le, d, cls := ws.B, ws.Le, m.Cfg.Encoder.DModel, m.clsSlots()
+	dst = grow(dst, B*d)
+	clear(dst)
+	out := ws.enc.output()
+	for b := 0; b < B; b++ {
+		e := dst[b*d : (b+1)*d]
+		if pool == PoolCLS {
+			copy(e, out[b*Le*d:(b*Le+1)*d])
+			continue
+		}
+		n := 0
+		for i := cls; i < Le; i++ {
+			if !ws.encPad[b*Le+i] {
+				n++
+				for j, v := range out[(b*Le+i)*d : (b*Le+i+1)*d] {
+					e[j] += v
+				}
+			}
+		}
+		for j := range e {
+			e[j] /= T(max(n, 1))
+		}
+	}
+	return dst, nil
+}
+
+func (m *Model[T]) clsSlots() int {
+	if m.cls != nil {
+		return 1
+	}
+	return 0
+}
+
+// checkBatch refuses batches whose shape does not fit the model.
+func (m *Model[T]) checkBatch(bt *data.Batch) error {
+	switch {
+	case bt.C != m.Cfg.Values:
+		return fmt.Errorf("batch has %d values per token, model expects %d", bt.C, m.Cfg.Values)
+	case bt.D != m.Cfg.PosDims:
+		return fmt.Errorf("batch has %d position axes, model expects %d", bt.D, m.Cfg.PosDims)
+	case bt.B < 1 || bt.L < 1:
+		return fmt.Errorf("empty batch (%d samples × %d tokens)", bt.B, bt.L)
+	case len(bt.Values) < bt.B*bt.L*bt.C || len(bt.Positions) < bt.B*bt.L*bt.D || len(bt.Pad) < bt.B*bt.L:
+		return fmt.Errorf("batch buffers shorter than %d×%d tokens", bt.B, bt.L)
+	}
+	return nil
+}

@@ -1,0 +1,200 @@
+package model
+
+import (
+	"math/rand/v2"
+
+	"romae/nn"
+	"romae/rope"
+	"romae/tensor"
+)
+
+// stack is a Transformer encoder (the decoder is one too): depth pre-norm
+// blocks, x = x + DropPath(Attn(RMSNorm(x))); x = x + DropPath(MLP(RMSNorm(x))),
+// with p-RoPE applied to q and k inside every attention. No final norm.
+type stack[T tensor.Float] struct {
+	Size
+	hd     int
+	eps    float64
+	blocks []block[T]
+	rope   rope.Layout // HeadDim 0 when positions enter as absolute embeddings
+
+	attnDrop, hiddenDrop, dropPath float64
+}
+
+// layerActs are one block's saved activations. Shapes with N = B·L rows:
+// d-wide [N,d]; q, k, v, attn [B,H,L,hd]; pre, act [N,ffn]; prob [B,H,L,L];
+// rstd [N]; drop-path scales [B].
+type layerActs[T tensor.Float] struct {
+	norm1, rstd1, q, k, v, attn, merged []T
+	h, norm2, rstd2, pre, act           []T
+	prob, probDrop, attnMask, hidMask   []T
+	dp1, dp2                            []T
+}
+
+// stackActs holds everything a stack's forward pass keeps for its backward
+// pass, for one (B, L). res[l] is the residual stream entering block l;
+// res[0] is the caller's input and res[depth] the output. The d-wide and
+// ffn-wide scratch buffers are shared by all blocks.
+type stackActs[T tensor.Float] struct {
+	B, L   int
+	res    [][]T
+	layers []layerActs[T]
+	rot    *rope.Table[T] // nil: no rotation (absolute positions)
+
+	lin, dx, dBranch, dNorm, dLin, dMerged []T
+	dq, dk, dv, dAttn, dScores              []T
+	dPre, dAct                              []T
+}
+
+// resize (re)slices every buffer for a batch of B sequences of L tokens,
+// allocating only when the batch is larger than any seen before.
+func (a *stackActs[T]) resize(s *stack[T], B, L int, train bool) {
+	a.B, a.L = B, L
+	N, d, f, H := B*L, s.DModel, s.FFN, s.Heads
+	nd, nf, nll := N*d, N*f, B*H*L*L
+	if len(a.res) != s.Depth+1 {
+		a.res = make([][]T, s.Depth+1)
+		a.layers = make([]layerActs[T], s.Depth)
+	}
+	for i := range a.res {
+		a.res[i] = grow(a.res[i], nd)
+	}
+	for i := range a.layers {
+		l := &a.layers[i]
+		for _, p := range []*[]T{&l.norm1, &l.q, &l.k, &l.v, &l.attn, &l.merged, &l.h, &l.norm2} {
+			*p = grow(*p, nd)
+		}
+		l.rstd1, l.rstd2 = grow(l.rstd1, N), grow(l.rstd2, N)
+		l.pre, l.act = grow(l.pre, nf), grow(l.act, nf)
+		l.prob = grow(l.prob, nll)
+		// Regularisation buffers are empty (len 0) when not training or
+		// when their rate is 0; layer 0 never drops its path.
+		attn, hid := train && s.attnDrop > 0, train && s.hiddenDrop > 0
+		dp := train && s.dropPath > 0 && i > 0
+		l.probDrop, l.attnMask = growIf(l.probDrop, nll, attn), growIf(l.attnMask, nll, attn)
+		l.hidMask = growIf(l.hidMask, nf, hid)
+		l.dp1, l.dp2 = growIf(l.dp1, B, dp), growIf(l.dp2, B, dp)
+	}
+	for _, p := range []*[]T{&a.lin, &a.dx, &a.dBranch, &a.dNorm, &a.dLin, &a.dMerged, &a.dq, &a.dk, &a.dv, &a.dAttn} {
+		*p = grow(*p, nd)
+	}
+	a.dScores = grow(a.dScores, nll)
+	a.dPre, a.dAct = grow(a.dPre, nf), grow(a.dAct, nf)
+}
+
+// forward runs the stack on a.res[0] (filled by the caller) with keyPad
+// [B·L] marking padded keys. rng draws dropout and stochastic depth; it is
+// only used when the activations were sized for training.
+func (s *stack[T]) forward(a *stackActs[T], keyPad []bool, rng *rand.Rand) {
+	B, L, d, f, H, hd := a.B, a.L, s.DModel, s.FFN, s.Heads, s.hd
+	N := B * L
+	for i := range s.blocks {
+		blk, l, x := &s.blocks[i], &a.layers[i], a.res[i]
+		if len(l.attnMask) > 0 {
+			nn.DropoutMask(l.attnMask, s.attnDrop, rng)
+		}
+		if len(l.hidMask) > 0 {
+			nn.DropoutMask(l.hidMask, s.hiddenDrop, rng)
+		}
+		if len(l.dp1) > 0 {
+			rate := s.dropPath * float64(i) / float64(s.Depth-1)
+			nn.DropPathScales(l.dp1, rate, rng)
+			nn.DropPathScales(l.dp2, rate, rng)
+		}
+
+		// Attention branch.
+		nn.RMSNormForward(l.norm1, l.rstd1, x, blk.attnNorm.W, N, d, s.eps)
+		for _, qkv := range []struct {
+			w      linear[T]
+			dst    []T
+			rotate bool
+		}{{blk.wq, l.q, true}, {blk.wk, l.k, true}, {blk.wv, l.v, false}} {
+			nn.LinearForward(a.lin, l.norm1, qkv.w.w.W, nil, N, d, d)
+			if qkv.rotate && a.rot != nil {
+				a.rot.Rotate(a.lin, H, false)
+			}
+			nn.SplitHeads(qkv.dst, a.lin, B, L, H, hd)
+		}
+		nn.AttentionForward(l.attn, l.prob, l.probDrop, l.q, l.k, l.v, keyPad, nilIfEmpty(l.attnMask), B, H, L, hd)
+		nn.MergeHeads(l.merged, l.attn, B, L, H, hd)
+		nn.LinearForward(a.lin, l.merged, blk.wo.w.W, nil, N, d, d)
+		copy(l.h, x)
+		nn.ResidualForward(l.h, a.lin, nilIfEmpty(l.dp1), B, L, d)
+
+		// MLP branch.
+		nn.RMSNormForward(l.norm2, l.rstd2, l.h, blk.ffnNorm.W, N, d, s.eps)
+		nn.LinearForward(l.pre, l.norm2, blk.w1.w.W, nil, N, d, f)
+		nn.SiLUForward(l.act, l.pre, N*f)
+		if len(l.hidMask) > 0 {
+			nn.DropoutForward(l.act, l.act, l.hidMask)
+		}
+		nn.LinearForward(a.lin, l.act, blk.w2.w.W, nil, N, f, d)
+		copy(a.res[i+1], l.h)
+		nn.ResidualForward(a.res[i+1], a.lin, nilIfEmpty(l.dp2), B, L, d)
+	}
+}
+
+// backward takes a.dx = dLoss/dOutput and leaves a.dx = dLoss/dInput,
+// accumulating every parameter gradient on the way.
+func (s *stack[T]) backward(a *stackActs[T]) {
+	B, L, d, f, H, hd := a.B, a.L, s.DModel, s.FFN, s.Heads, s.hd
+	N := B * L
+	for i := len(s.blocks) - 1; i >= 0; i-- {
+		blk, l, x := &s.blocks[i], &a.layers[i], a.res[i]
+
+		// MLP branch: dx is dLoss/d(h + DropPath(MLP(RMSNorm(h)))).
+		nn.ScaleRows(a.dBranch, a.dx, nilIfEmpty(l.dp2), B, L, d)
+		nn.LinearBackward(a.dAct, blk.w2.w.G, nil, a.dBranch, l.act, blk.w2.w.W, N, f, d, false)
+		if len(l.hidMask) > 0 {
+			nn.DropoutForward(a.dAct, a.dAct, l.hidMask)
+		}
+		nn.SiLUBackward(a.dPre, a.dAct, l.pre, N*f)
+		nn.LinearBackward(a.dNorm, blk.w1.w.G, nil, a.dPre, l.norm2, blk.w1.w.W, N, d, f, false)
+		nn.RMSNormBackward(a.dx, blk.ffnNorm.G, a.dNorm, l.h, blk.ffnNorm.W, l.rstd2, N, d, true)
+
+		// Attention branch: dx is now dLoss/dh.
+		nn.ScaleRows(a.dBranch, a.dx, nilIfEmpty(l.dp1), B, L, d)
+		nn.LinearBackward(a.dMerged, blk.wo.w.G, nil, a.dBranch, l.merged, blk.wo.w.W, N, d, d, false)
+		nn.SplitHeads(a.dAttn, a.dMerged, B, L, H, hd)
+		nn.AttentionBackward(a.dq, a.dk, a.dv, a.dScores, a.dAttn, l.q, l.k, l.v, l.prob, l.probDrop, nilIfEmpty(l.attnMask), B, H, L, hd)
+		for j, g := range []struct {
+			w      linear[T]
+			grad   []T
+			rotate bool
+		}{{blk.wq, a.dq, true}, {blk.wk, a.dk, true}, {blk.wv, a.dv, false}} {
+			nn.MergeHeads(a.dLin, g.grad, B, L, H, hd)
+			if g.rotate && a.rot != nil {
+				a.rot.Rotate(a.dLin, H, true)
+			}
+			nn.LinearBackward(a.dNorm, g.w.w.G, nil, a.dLin, l.norm1, g.w.w.W, N, d, d, j > 0)
+		}
+		nn.RMSNormBackward(a.dx, blk.attnNorm.G, a.dNorm, x, blk.attnNorm.W, l.rstd1, N, d, true)
+	}
+}
+
+// output is the stack's last residual stream [B·L, d].
+func (a *stackActs[T]) output() []T { return a.res[len(a.res)-1] }
+
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
+// growIf is grow when need, else an empty slice that keeps its memory.
+func growIf[T any](s []T, n int, need bool) []T {
+	if !need {
+		return s[:0]
+	}
+	return grow(s, n)
+}
+
+// nilIfEmpty turns a switched-off regularisation buffer into the nil the
+// nn ops take as "not applied".
+func nilIfEmpty[T any](s []T) []T {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+}

@@ -1,0 +1,43 @@
+package nn
+
+import "romae/tensor"
+
+// LinearForward: out[n,o] = in[n,i] · w[o,i]ᵀ + b[o]. Weights are stored
+// [out, in] like PyTorch so the authors' checkpoints load without transposes.
+// b may be nil.
+func LinearForward[T tensor.Float](out, in, w, b []T, n, i, o int) {
+	if b != nil {
+		for r := 0; r < n; r++ {
+			copy(out[r*o:(r+1)*o], b[:o])
+		}
+		tensor.Gemm(false, true, n, o, i, 1, in, i, w, i, 1, out, o)
+		return
+	}
+	tensor.Gemm(false, true, n, o, i, 1, in, i, w, i, 0, out, o)
+}
+
+// LinearBackward, given dOut[n,o]:
+//
+//	dIn[n,i]  = dOut · w          (overwritten, or added to when accumIn)
+//	dW[o,i]  += dOutᵀ · in
+//	dB[o]    += Σ_rows dOut       (skipped when dB is nil)
+//
+// dIn may be nil when the input needs no gradient (the raw data).
+func LinearBackward[T tensor.Float](dIn, dW, dB, dOut, in, w []T, n, i, o int, accumIn bool) {
+	if dIn != nil {
+		var beta T
+		if accumIn {
+			beta = 1
+		}
+		tensor.Gemm(false, false, n, i, o, 1, dOut, o, w, i, beta, dIn, i)
+	}
+	tensor.Gemm(true, false, o, i, n, 1, dOut, o, in, i, 1, dW, i)
+	if dB != nil {
+		for r := 0; r < n; r++ {
+			row := dOut[r*o : (r+1)*o]
+			for j, g := range row {
+				dB[j] += g
+			}
+		}
+	}
+}

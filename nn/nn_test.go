@@ -1,0 +1,190 @@
+package nn
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"romae/internal/gradcheck"
+)
+
+// Each case builds a scalar loss L = Σ R ⊙ op(inputs) with a fixed random R,
+// runs the op's backward pass on dOut = R, and compares every input and
+// parameter gradient with central finite differences in float64.
+type gradCase struct {
+	name string
+	// setup returns the tensors to check with their analytic gradients,
+	// computed by the backward pass, and the loss as a function of them.
+	setup func() (vars map[string][2][]float64, loss func() float64)
+}
+
+func TestGradients(t *testing.T) {
+	for _, c := range gradCases() {
+		t.Run(c.name, func(t *testing.T) {
+			vars, loss := c.setup()
+			for name, v := range vars {
+				if err := gradcheck.Check(name, v[0], v[1], loss, 200); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+}
+
+func gradCases() []gradCase {
+	return []gradCase{
+		{"linear/bias", func() (map[string][2][]float64, func() float64) { return linearCase(true) }},
+		{"linear/nobias", func() (map[string][2][]float64, func() float64) { return linearCase(false) }},
+		{"rmsnorm", rmsnormCase},
+		{"silu", siluCase},
+		{"attention/pad", func() (map[string][2][]float64, func() float64) { return attentionCase(true, false) }},
+		{"attention/nopad", func() (map[string][2][]float64, func() float64) { return attentionCase(false, false) }},
+		{"attention/dropout", func() (map[string][2][]float64, func() float64) { return attentionCase(true, true) }},
+		{"residual/droppath", residualCase},
+		{"crossentropy/plain", func() (map[string][2][]float64, func() float64) { return ceCase(nil, 0) }},
+		{"crossentropy/weights+smoothing", func() (map[string][2][]float64, func() float64) {
+			return ceCase([]float64{0.5, 2, 1, 3}, 0.1)
+		}},
+		{"maskedmse", mseCase},
+	}
+}
+
+func linearCase(bias bool) (map[string][2][]float64, func() float64) {
+	n, i, o := 5, 7, 4
+	in, w, r := gradcheck.Rand(n*i, 1), gradcheck.Rand(o*i, 2), gradcheck.Rand(n*o, 3)
+	var b, dB []float64
+	if bias {
+		b, dB = gradcheck.Rand(o, 4), make([]float64, o)
+	}
+	out := make([]float64, n*o)
+	loss := func() float64 { LinearForward(out, in, w, b, n, i, o); return gradcheck.Dot(out, r) }
+	dIn, dW := make([]float64, n*i), make([]float64, o*i)
+	LinearBackward(dIn, dW, dB, r, in, w, n, i, o, false)
+	vars := map[string][2][]float64{"in": {in, dIn}, "w": {w, dW}}
+	if bias {
+		vars["b"] = [2][]float64{b, dB}
+	}
+	return vars, loss
+}
+
+func rmsnormCase() (map[string][2][]float64, func() float64) {
+	n, d := 4, 9
+	in, g, r := gradcheck.Rand(n*d, 1), gradcheck.Rand(d, 2), gradcheck.Rand(n*d, 3)
+	out, rstd := make([]float64, n*d), make([]float64, n)
+	loss := func() float64 { RMSNormForward(out, rstd, in, g, n, d, 1e-12); return gradcheck.Dot(out, r) }
+	loss()
+	dIn, dG := make([]float64, n*d), make([]float64, d)
+	RMSNormBackward(dIn, dG, r, in, g, rstd, n, d, false)
+	return map[string][2][]float64{"in": {in, dIn}, "g": {g, dG}}, loss
+}
+
+func siluCase() (map[string][2][]float64, func() float64) {
+	n := 50
+	in, r := gradcheck.Rand(n, 1), gradcheck.Rand(n, 2)
+	out := make([]float64, n)
+	loss := func() float64 { SiLUForward(out, in, n); return gradcheck.Dot(out, r) }
+	dIn := make([]float64, n)
+	SiLUBackward(dIn, r, in, n)
+	return map[string][2][]float64{"in": {in, dIn}}, loss
+}
+
+func attentionCase(pad, dropout bool) (map[string][2][]float64, func() float64) {
+	B, H, L, hd := 2, 2, 5, 4
+	q, k, v := gradcheck.Rand(B*H*L*hd, 1), gradcheck.Rand(B*H*L*hd, 2), gradcheck.Rand(B*H*L*hd, 3)
+	r := gradcheck.Rand(B*H*L*hd, 4)
+	var keyPad []bool
+	if pad {
+		keyPad = make([]bool, B*L)
+		keyPad[3], keyPad[4], keyPad[L+4] = true, true, true
+	}
+	var mask, probDrop []float64
+	if dropout {
+		mask, probDrop = make([]float64, B*H*L*L), make([]float64, B*H*L*L)
+		DropoutMask(mask, 0.3, rand.New(rand.NewPCG(1, 2)))
+	}
+	out, prob := make([]float64, B*H*L*hd), make([]float64, B*H*L*L)
+	loss := func() float64 {
+		AttentionForward(out, prob, probDrop, q, k, v, keyPad, mask, B, H, L, hd)
+		return gradcheck.Dot(out, r)
+	}
+	loss()
+	dq, dk, dv, ds := make([]float64, len(q)), make([]float64, len(k)), make([]float64, len(v)), make([]float64, B*H*L*L)
+	AttentionBackward(dq, dk, dv, ds, r, q, k, v, prob, probDrop, mask, B, H, L, hd)
+	return map[string][2][]float64{"q": {q, dq}, "k": {k, dk}, "v": {v, dv}}, loss
+}
+
+func residualCase() (map[string][2][]float64, func() float64) {
+	B, L, d := 3, 2, 4
+	x0, branch, r := gradcheck.Rand(B*L*d, 1), gradcheck.Rand(B*L*d, 2), gradcheck.Rand(B*L*d, 3)
+	scale := []float64{0, 2, 1.25}
+	x := make([]float64, len(x0))
+	loss := func() float64 {
+		copy(x, x0)
+		ResidualForward(x, branch, scale, B, L, d)
+		return gradcheck.Dot(x, r)
+	}
+	dBranch := make([]float64, len(branch))
+	ScaleRows(dBranch, r, scale, B, L, d)
+	return map[string][2][]float64{"x": {x0, r}, "branch": {branch, dBranch}}, loss
+}
+
+func ceCase(weights []float64, smoothing float64) (map[string][2][]float64, func() float64) {
+	n, K := 5, 4
+	logits := gradcheck.Rand(n*K, 1)
+	labels := []int{0, 3, -1, 2, 1}
+	d := make([]float64, n*K)
+	loss := func() float64 { return CrossEntropy(make([]float64, n*K), logits, labels, weights, smoothing, n, K) }
+	CrossEntropy(d, logits, labels, weights, smoothing, n, K)
+	return map[string][2][]float64{"logits": {logits, d}}, loss
+}
+
+func mseCase() (map[string][2][]float64, func() float64) {
+	n, c := 6, 3
+	pred, target := gradcheck.Rand(n*c, 1), gradcheck.Rand(n*c, 2)
+	valid := []bool{true, false, true, true, false, true}
+	d := make([]float64, n*c)
+	loss := func() float64 { return MaskedMSE(make([]float64, n*c), pred, target, valid, n, c) }
+	MaskedMSE(d, pred, target, valid, n, c)
+	return map[string][2][]float64{"pred": {pred, d}}, loss
+}
+
+// Values the gradient checks cannot see: the losses themselves.
+func TestLossValues(t *testing.T) {
+	// Uniform logits over K classes give log K whatever the label.
+	logits := make([]float64, 2*4)
+	got := CrossEntropy(make([]float64, 8), logits, []int{1, 3}, nil, 0, 2, 4)
+	if math.Abs(got-math.Log(4)) > 1e-12 {
+		t.Errorf("cross-entropy of uniform logits = %v, want log 4", got)
+	}
+	// Padding rows are excluded from the MSE's denominator.
+	pred, target := []float64{1, 1, 5, 5}, []float64{0, 0, 0, 0}
+	if got := MaskedMSE(make([]float64, 4), pred, target, []bool{true, false}, 2, 2); got != 1 {
+		t.Errorf("masked MSE = %v, want 1", got)
+	}
+	// A fully padded attention row gives zero probabilities, not NaN.
+	row := []float64{1, 2}
+	softmaxRow(row, []bool{true, true})
+	if row[0] != 0 || row[1] != 0 {
+		t.Errorf("all-padded softmax row = %v, want zeros", row)
+	}
+}
+
+func TestNormalizePatches(t *testing.T) {
+	x := []float64{1, 2, 3, 4, 10, 10, 10, 10}
+	NormalizePatches(x, 2, 4)
+	var m, v float64
+	for _, e := range x[:4] {
+		m += e
+	}
+	for _, e := range x[:4] {
+		v += (e - m/4) * (e - m/4)
+	}
+	if math.Abs(m) > 1e-12 || math.Abs(v/3-1) > 1e-5 {
+		t.Errorf("normalised patch mean %v var %v, want 0 and ≈1", m/4, v/3)
+	}
+	for _, e := range x[4:] {
+		if e != 0 {
+			t.Errorf("constant patch normalises to %v, want 0", e)
+		}
+	}
+}

@@ -1,0 +1,166 @@
+// Package rope implements romae's positional machinery: continuous axial
+// p-RoPE (rotations of query/key pairs by real-valued positions on up to
+// three axes), its integer-position variant with a table cached across
+// batches, and the absolute sin/cos embedding used as the paper's baseline.
+package rope
+
+import (
+	"fmt"
+	"math"
+
+	"romae/tensor"
+)
+
+// Layout fixes how one head is split between positional axes. A head of
+// HeadDim values has D slices of AxisDim = HeadDim/D; slice i is rotated by
+// coordinate i. Inside a slice, element j pairs with j+AxisDim/2
+// ("rotate-half"), and only the first R = floor(p·AxisDim/2) pairs rotate;
+// the rest (the lowest frequencies) pass unchanged — p-RoPE.
+type Layout struct {
+	HeadDim, D, AxisDim, R int
+	// InvTimescale[j] = base^(−2j/AxisDim), the angular frequency of pair j.
+	InvTimescale []float64
+}
+
+// NewLayout validates the geometry the maths requires.
+func NewLayout(headDim, d int, p, base float64) (Layout, error) {
+	switch {
+	case d < 1 || d > 3:
+		return Layout{}, fmt.Errorf("rope: %d positional axes, want 1, 2 or 3", d)
+	case p < 0 || p > 1 || math.IsNaN(p):
+		return Layout{}, fmt.Errorf("rope: p = %v, want 0 ≤ p ≤ 1", p)
+	case base <= 1:
+		return Layout{}, fmt.Errorf("rope: base = %v, want > 1", base)
+	case headDim%(2*d) != 0:
+		return Layout{}, fmt.Errorf("rope: head dimension %d is not divisible by 2·axes = %d", headDim, 2*d)
+	}
+	a := headDim / d
+	r := int(math.Floor(p * float64(a) / 2))
+	inv := make([]float64, r)
+	for j := range inv {
+		inv[j] = math.Pow(base, -2*float64(j)/float64(a))
+	}
+	return Layout{HeadDim: headDim, D: d, AxisDim: a, R: r, InvTimescale: inv}, nil
+}
+
+// Timescales returns the authors' buffer: base^(2j/a) for rotated pairs and
+// +Inf for the pairs p-RoPE leaves alone, so a loaded checkpoint's
+// `attn_pos_embedding.timescale` can be checked against the config.
+func (l Layout) Timescales() []float64 {
+	ts := make([]float64, l.AxisDim/2)
+	for j := range ts {
+		if j < l.R {
+			ts[j] = 1 / l.InvTimescale[j]
+		} else {
+			ts[j] = math.Inf(1)
+		}
+	}
+	return ts
+}
+
+// Table holds cos and sin of every (token, axis, rotated pair) angle:
+// Cos, Sin [N, D·R]. It is computed once per forward pass from the batch's
+// positions and shared by every layer, since positions are real numbers that
+// change with every batch.
+type Table[T tensor.Float] struct {
+	Layout
+	N        int
+	Cos, Sin []T
+}
+
+// Compute fills the table for positions[N·D] (token-major), reusing memory.
+func (t *Table[T]) Compute(l Layout, positions []T, n int) {
+	t.Layout, t.N = l, n
+	w := l.D * l.R
+	t.Cos, t.Sin = grow(t.Cos, n*w), grow(t.Sin, n*w)
+	if w == 0 {
+		return
+	}
+	tensor.ParallelFor(n, 64, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			for ax := 0; ax < l.D; ax++ {
+				p := float64(positions[i*l.D+ax])
+				for j, f := range l.InvTimescale {
+					s, c := math.Sincos(p * f)
+					t.Cos[i*w+ax*l.R+j], t.Sin[i*w+ax*l.R+j] = T(c), T(s)
+				}
+			}
+		}
+	})
+}
+
+// SetAngles fills the table from explicit angles[N, D·R] (the learned
+// SIREN-RoPE path computes angles itself).
+func (t *Table[T]) SetAngles(l Layout, angles []T, n int) {
+	t.Layout, t.N = l, n
+	w := l.D * l.R
+	t.Cos, t.Sin = grow(t.Cos, n*w), grow(t.Sin, n*w)
+	tensor.ParallelFor(n*w, 1024, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			s, c := math.Sincos(float64(angles[i]))
+			t.Cos[i], t.Sin[i] = T(c), T(s)
+		}
+	})
+}
+
+// Rotate applies the rotation in place to x[N, H·HeadDim] (rows are tokens,
+// heads side by side, as a q or k projection produces them). With inverse
+// it rotates by the negative angle: that is the backward pass, because a
+// rotation's transpose is its inverse.
+func (t *Table[T]) Rotate(x []T, heads int, inverse bool) {
+	l := t.Layout
+	w, half := l.D*l.R, l.AxisDim/2
+	d := heads * l.HeadDim
+	tensor.ParallelFor(t.N, 32, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			cs, sn := t.Cos[i*w:(i+1)*w], t.Sin[i*w:(i+1)*w]
+			for h := 0; h < heads; h++ {
+				head := x[i*d+h*l.HeadDim : i*d+(h+1)*l.HeadDim]
+				for ax := 0; ax < l.D; ax++ {
+					sl := head[ax*l.AxisDim : (ax+1)*l.AxisDim]
+					c, s := cs[ax*l.R:(ax+1)*l.R], sn[ax*l.R:(ax+1)*l.R]
+					for j := 0; j < l.R; j++ {
+						x1, x2 := sl[j], sl[j+half]
+						sj := s[j]
+						if inverse {
+							sj = -sj
+						}
+						sl[j] = x1*c[j] - x2*sj
+						sl[j+half] = x2*c[j] + x1*sj
+					}
+				}
+			}
+		}
+	})
+}
+
+// AngleGrad accumulates into dAngles[N, D·R] the gradient of the loss with
+// respect to each rotation angle, given the rotated output y and its
+// gradient dy (both [N, H·HeadDim]): d y1/dθ = −y2, d y2/dθ = y1, summed
+// over heads. Only learned-angle modes need it.
+func (t *Table[T]) AngleGrad(dAngles, y, dy []T, heads int) {
+	l := t.Layout
+	w, half := l.D*l.R, l.AxisDim/2
+	d := heads * l.HeadDim
+	tensor.ParallelFor(t.N, 32, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			da := dAngles[i*w : (i+1)*w]
+			for h := 0; h < heads; h++ {
+				off := i*d + h*l.HeadDim
+				for ax := 0; ax < l.D; ax++ {
+					ys, gs := y[off+ax*l.AxisDim:], dy[off+ax*l.AxisDim:]
+					for j := 0; j < l.R; j++ {
+						da[ax*l.R+j] += gs[j+half]*ys[j] - gs[j]*ys[j+half]
+					}
+				}
+			}
+		}
+	})
+}
+
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}

@@ -1,0 +1,274 @@
+package tensor
+
+// The matrix-multiply seam. Every matmul in romae (linear layers, attention,
+// their gradients) goes through Gemm/GemmBatched, so the float32 back end can
+// be swapped at run time (ROMAE_GEMM=<name> or SetBackend) without touching
+// the model code.
+//
+// Measured float32 GFLOP/s: see the table filled in below (MEASURED).
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"unsafe"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
+)
+
+// Backend is one float32 GEMM implementation. Sgemm has the same contract as
+// Gemm: row-major, C = alpha·op(A)·op(B) + beta·C, beta==0 overwrites C.
+// Arguments arrive already validated and with m, n, k > 0 and alpha != 0.
+type Backend interface {
+	Name() string
+	Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int)
+}
+
+// batchedBackend is implemented by back ends that know how to run many small
+// independent products better than a plain loop over Sgemm (e.g. spread the
+// batch over cores with single-threaded products inside).
+type batchedBackend interface {
+	sgemmBatched(transA, transB bool, m, n, k int, alpha float32, a []float32, lda, strideA int, b []float32, ldb, strideB int, beta float32, c []float32, ldc, strideC int, batch int)
+}
+
+type registered struct {
+	b    Backend
+	rank int // lower is preferred
+}
+
+// registry is filled by package-level variable initialisers in the back-end
+// files (which Go runs before any init func), so init below sees them all.
+var registry []registered
+
+// register adds a back end if this CPU can run it. rank orders the default
+// preference (lower first); the ranks come from benchmarks on the target box.
+func register(b Backend, rank int, supported bool) bool {
+	if supported {
+		registry = append(registry, registered{b, rank})
+		sort.SliceStable(registry, func(i, j int) bool { return registry[i].rank < registry[j].rank })
+	}
+	return supported
+}
+
+var current atomic.Pointer[Backend]
+
+func init() {
+	if len(registry) == 0 {
+		panic("tensor: no GEMM back end registered")
+	}
+	b := registry[0].b
+	current.Store(&b)
+	if name := os.Getenv("ROMAE_GEMM"); name != "" {
+		if err := SetBackend(name); err != nil {
+			fmt.Fprintf(os.Stderr, "tensor: ROMAE_GEMM: %v; using %s\n", err, b.Name())
+		}
+	}
+}
+
+// Backends returns every back end compiled in and supported by this CPU, in
+// preference order.
+func Backends() []Backend {
+	out := make([]Backend, len(registry))
+	for i, r := range registry {
+		out[i] = r.b
+	}
+	return out
+}
+
+// SetBackend selects the float32 back end by name.
+func SetBackend(name string) error {
+	for _, r := range registry {
+		if r.b.Name() == name {
+			b := r.b
+			current.Store(&b)
+			return nil
+		}
+	}
+	names := make([]string, len(registry))
+	for i, r := range registry {
+		names[i] = r.b.Name()
+	}
+	return fmt.Errorf("unknown GEMM back end %q (available: %s)", name, strings.Join(names, ", "))
+}
+
+// BackendName is the name of the float32 back end in use.
+func BackendName() string { return (*current.Load()).Name() }
+
+// Gemm computes C = alpha·op(A)·op(B) + beta·C on row-major matrices.
+// op(A) is m×k (A is m×k, or k×m when transA), op(B) is k×n (B is k×n, or
+// n×k when transB), C is m×n; lda, ldb, ldc are row strides in elements.
+// beta==0 overwrites C, so NaN/garbage already in C does not leak through.
+// float32 goes to the selected Backend, float64 to gonum (gradient checks).
+func Gemm[T Float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	checkGemm("Gemm", transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc)
+	if m == 0 || n == 0 {
+		return
+	}
+	if k == 0 || alpha == 0 {
+		scaleC(m, n, beta, c, ldc)
+		return
+	}
+	if is32[T]() {
+		a32, b32, c32 := as32(a), as32(b), as32(c)
+		(*current.Load()).Sgemm(transA, transB, m, n, k, float32(alpha), a32, lda, b32, ldb, float32(beta), c32, ldc)
+		return
+	}
+	dgemm(transA, transB, m, n, k, float64(alpha), as64(a), lda, as64(b), ldb, float64(beta), as64(c), ldc)
+}
+
+// GemmBatched does `batch` independent products; product i uses
+// a[i*strideA:], b[i*strideB:], c[i*strideC:]. The C regions of different
+// products must not overlap (they may interleave, e.g. heads within a row).
+// Meant for attention over (sample, head) pairs: many small products, so the
+// batch, not the product, is what gets spread over cores.
+func GemmBatched[T Float](transA, transB bool, m, n, k int, alpha T, a []T, lda, strideA int, b []T, ldb, strideB int, beta T, c []T, ldc, strideC int, batch int) {
+	if batch < 0 || strideA < 0 || strideB < 0 || strideC < 0 {
+		panic(fmt.Sprintf("tensor.GemmBatched: negative batch or stride (batch=%d strideA=%d strideB=%d strideC=%d)", batch, strideA, strideB, strideC))
+	}
+	if batch == 0 {
+		checkGemm("GemmBatched", transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc)
+		return
+	}
+	// Checking the last product covers all: earlier ones start lower.
+	last := batch - 1
+	checkGemm("GemmBatched", transA, transB, m, n, k,
+		len(a)-min(len(a), last*strideA), lda, len(b)-min(len(b), last*strideB), ldb, len(c)-min(len(c), last*strideC), ldc)
+	if len(a) < last*strideA || len(b) < last*strideB || len(c) < last*strideC {
+		panic(fmt.Sprintf("tensor.GemmBatched: slices too short for batch=%d (len a,b,c = %d,%d,%d; strides %d,%d,%d)",
+			batch, len(a), len(b), len(c), strideA, strideB, strideC))
+	}
+	if m == 0 || n == 0 {
+		return
+	}
+	if k == 0 || alpha == 0 {
+		for i := range batch {
+			scaleC(m, n, beta, c[i*strideC:], ldc)
+		}
+		return
+	}
+	if is32[T]() {
+		a32, b32, c32 := as32(a), as32(b), as32(c)
+		be := *current.Load()
+		if bb, ok := be.(batchedBackend); ok {
+			bb.sgemmBatched(transA, transB, m, n, k, float32(alpha), a32, lda, strideA, b32, ldb, strideB, float32(beta), c32, ldc, strideC, batch)
+			return
+		}
+		for i := range batch {
+			be.Sgemm(transA, transB, m, n, k, float32(alpha), a32[i*strideA:], lda, b32[i*strideB:], ldb, float32(beta), c32[i*strideC:], ldc)
+		}
+		return
+	}
+	a64, b64, c64 := as64(a), as64(b), as64(c)
+	for i := range batch {
+		dgemm(transA, transB, m, n, k, float64(alpha), a64[i*strideA:], lda, b64[i*strideB:], ldb, float64(beta), c64[i*strideC:], ldc)
+	}
+}
+
+// checkGemm panics on shapes/strides/lengths that cannot be right; these are
+// programmer errors, and a clear message beats an index panic deep in a kernel.
+func checkGemm(fn string, transA, transB bool, m, n, k, lenA, lda, lenB, ldb, lenC, ldc int) {
+	if m < 0 || n < 0 || k < 0 {
+		panic(fmt.Sprintf("tensor.%s: negative dimension m=%d n=%d k=%d", fn, m, n, k))
+	}
+	ar, ac := m, k // A as stored
+	if transA {
+		ar, ac = k, m
+	}
+	br, bc := k, n
+	if transB {
+		br, bc = n, k
+	}
+	if lda < max(1, ac) {
+		panic(fmt.Sprintf("tensor.%s: lda=%d < %d columns of A (transA=%v, m=%d k=%d)", fn, lda, ac, transA, m, k))
+	}
+	if ldb < max(1, bc) {
+		panic(fmt.Sprintf("tensor.%s: ldb=%d < %d columns of B (transB=%v, k=%d n=%d)", fn, ldb, bc, transB, k, n))
+	}
+	if ldc < max(1, n) {
+		panic(fmt.Sprintf("tensor.%s: ldc=%d < n=%d", fn, ldc, n))
+	}
+	if m == 0 || n == 0 {
+		return
+	}
+	if need := span(ar, ac, lda); lenA < need {
+		panic(fmt.Sprintf("tensor.%s: A has %d elements, needs %d (%d×%d, lda=%d)", fn, lenA, need, ar, ac, lda))
+	}
+	if need := span(br, bc, ldb); lenB < need {
+		panic(fmt.Sprintf("tensor.%s: B has %d elements, needs %d (%d×%d, ldb=%d)", fn, lenB, need, br, bc, ldb))
+	}
+	if need := span(m, n, ldc); lenC < need {
+		panic(fmt.Sprintf("tensor.%s: C has %d elements, needs %d (%d×%d, ldc=%d)", fn, lenC, need, m, n, ldc))
+	}
+}
+
+// span is how many elements a rows×cols matrix with row stride ld occupies.
+func span(rows, cols, ld int) int {
+	if rows == 0 || cols == 0 {
+		return 0
+	}
+	return (rows-1)*ld + cols
+}
+
+// is32 tells float32-like T from float64-like T. Size rather than a type
+// switch, so named element types (type F float32) also reach the fast path.
+func is32[T Float]() bool {
+	var z T
+	return unsafe.Sizeof(z) == 4
+}
+
+// as32/as64 reinterpret a []T whose element is float32/float64 underneath;
+// callers have checked the size, and ~float32 has float32's memory layout.
+func as32[T Float](s []T) []float32 {
+	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
+}
+
+func as64[T Float](s []T) []float64 {
+	return unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
+}
+
+// scaleC is C = beta·C, the whole answer when k==0 or alpha==0 (handled here
+// so back ends never see it; gonum would also reject k==0 with a short A).
+// beta==0 stores zeros rather than multiplying, so NaN in C does not survive.
+func scaleC[T Float](m, n int, beta T, c []T, ldc int) {
+	for i := range m {
+		row := c[i*ldc : i*ldc+n]
+		switch beta {
+		case 0:
+			clear(row)
+		case 1:
+		default:
+			for j := range row {
+				row[j] *= beta
+			}
+		}
+	}
+}
+
+func trans(t bool) blas.Transpose {
+	if t {
+		return blas.Trans
+	}
+	return blas.NoTrans
+}
+
+// dgemm is the float64 path: gonum, only used by gradient checks, so
+// correctness is all that matters. gonum's beta==0 path zeroes C.
+func dgemm(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+	gonum.Implementation{}.Dgemm(trans(transA), trans(transB), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// workers is how many goroutines a product may be split over.
+func workers() int { return runtime.GOMAXPROCS(0) }
+
+// Default preference (lower first), from the measurements at the top of
+// this file.
+const (
+	rankAVX512   = 10
+	rankOpenBLAS = 20
+	rankAVX2     = 30
+	rankGonum    = 40
+)

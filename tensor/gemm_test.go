@@ -1,0 +1,358 @@
+package tensor
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// refGemm is the float64 triple loop everything is checked against.
+func refGemm(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+	for i := range m {
+		for j := range n {
+			var s float64
+			for p := range k {
+				var av, bv float64
+				if transA {
+					av = a[p*lda+i]
+				} else {
+					av = a[i*lda+p]
+				}
+				if transB {
+					bv = b[j*ldb+p]
+				} else {
+					bv = b[p*ldb+j]
+				}
+				s += av * bv
+			}
+			if beta == 0 {
+				c[i*ldc+j] = alpha * s
+			} else {
+				c[i*ldc+j] = alpha*s + beta*c[i*ldc+j]
+			}
+		}
+	}
+}
+
+// gemmCase is one shape/stride/scalar combination; pad is extra row stride.
+type gemmCase struct {
+	transA, transB bool
+	m, n, k        int
+	alpha, beta    float64
+	pad            int
+}
+
+func (tc gemmCase) String() string {
+	return fmt.Sprintf("tA=%v,tB=%v,m=%d,n=%d,k=%d,alpha=%g,beta=%g,pad=%d", tc.transA, tc.transB, tc.m, tc.n, tc.k, tc.alpha, tc.beta, tc.pad)
+}
+
+// dims returns stored shapes and leading dimensions.
+func (tc gemmCase) dims() (lda, ldb, ldc, lenA, lenB, lenC int) {
+	ar, ac := tc.m, tc.k
+	if tc.transA {
+		ar, ac = tc.k, tc.m
+	}
+	br, bc := tc.k, tc.n
+	if tc.transB {
+		br, bc = tc.n, tc.k
+	}
+	lda, ldb, ldc = max(1, ac)+tc.pad, max(1, bc)+tc.pad, max(1, tc.n)+tc.pad
+	return lda, ldb, ldc, span(ar, ac, lda), span(br, bc, ldb), span(tc.m, tc.n, ldc)
+}
+
+func gemmCases() []gemmCase {
+	var cases []gemmCase
+	sizes := []int{1, 3, 17, 64, 65, 200, 257}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, tA := range []bool{false, true} {
+		for _, tB := range []bool{false, true} {
+			// Every size on every axis once, with the others random from the
+			// same list: covers all edge classes without the full 7³ cube.
+			for _, s := range sizes {
+				for axis := range 3 {
+					d := [3]int{sizes[rng.IntN(len(sizes))], sizes[rng.IntN(len(sizes))], sizes[rng.IntN(len(sizes))]}
+					d[axis] = s
+					for _, ab := range [][2]float64{{1, 0}, {0.5, 1}, {1, -0.5}} {
+						cases = append(cases, gemmCase{tA, tB, d[0], d[1], d[2], ab[0], ab[1], rng.IntN(2) * (1 + rng.IntN(5))})
+					}
+				}
+			}
+			// Shapes like the model's, big enough to hit k blocking and
+			// the parallel split.
+			cases = append(cases,
+				gemmCase{tA, tB, 300, 180, 720, 1, 0, 0},
+				gemmCase{tA, tB, 180, 180, 1100, 0.5, 1, 3},
+				gemmCase{tA, tB, 1000, 97, 33, 1, -0.5, 1},
+			)
+		}
+	}
+	return cases
+}
+
+func randSlice(rng *rand.Rand, n int) []float64 {
+	s := make([]float64, n)
+	for i := range s {
+		s[i] = rng.Float64()*2 - 1
+	}
+	return s
+}
+
+func to32(s []float64) []float32 {
+	out := make([]float32, len(s))
+	for i, v := range s {
+		out[i] = float32(v)
+	}
+	return out
+}
+
+// checkClose compares C against the reference, also checking that the
+// padding between rows was left untouched.
+func checkClose[T Float](t *testing.T, tc gemmCase, got []T, want []float64, ldc int, tol float64) {
+	t.Helper()
+	bad := 0
+	for i, w := range want {
+		g := float64(got[i])
+		inside := i%ldc < tc.n
+		if !inside {
+			if g != w && !(math.IsNaN(g) && math.IsNaN(w)) {
+				t.Errorf("%v: padding C[%d] changed: %g -> %g", tc, i, w, g)
+				return
+			}
+			continue
+		}
+		if math.IsNaN(g) || math.Abs(g-w) > tol*(1+math.Abs(w)) {
+			if bad++; bad <= 3 {
+				t.Errorf("%v: C[%d,%d] = %g, want %g (tol %g)", tc, i/ldc, i%ldc, g, w, tol)
+			}
+		}
+	}
+}
+
+// Each backend against the float64 reference. Operands are exact float32
+// values so the only error is float32 accumulation, which grows with k.
+func TestSgemmBackends(t *testing.T) {
+	for _, be := range Backends() {
+		t.Run(be.Name(), func(t *testing.T) {
+			prev := BackendName()
+			if err := SetBackend(be.Name()); err != nil {
+				t.Fatal(err)
+			}
+			defer SetBackend(prev)
+			rng := rand.New(rand.NewPCG(3, 4))
+			for _, tc := range gemmCases() {
+				lda, ldb, ldc, la, lb, lc := tc.dims()
+				a, b, c := randSlice(rng, la), randSlice(rng, lb), randSlice(rng, lc)
+				a32, b32, c32 := to32(a), to32(b), to32(c)
+				for i := range a {
+					a[i] = float64(a32[i])
+				}
+				for i := range b {
+					b[i] = float64(b32[i])
+				}
+				for i := range c {
+					c[i] = float64(c32[i])
+				}
+				if tc.beta == 0 {
+					// beta==0 must overwrite: NaN in C must not leak.
+					for i := range c32 {
+						if i%ldc < tc.n {
+							c32[i] = float32(math.NaN())
+						}
+					}
+				}
+				refGemm(tc.transA, tc.transB, tc.m, tc.n, tc.k, tc.alpha, a, lda, b, ldb, tc.beta, c, ldc)
+				Gemm(tc.transA, tc.transB, tc.m, tc.n, tc.k, float32(tc.alpha), a32, lda, b32, ldb, float32(tc.beta), c32, ldc)
+				checkClose(t, tc, c32, c, ldc, 2e-6*math.Sqrt(float64(tc.k))+1e-6)
+				if t.Failed() {
+					return
+				}
+			}
+		})
+	}
+}
+
+func TestDgemm(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, tc := range gemmCases() {
+		lda, ldb, ldc, la, lb, lc := tc.dims()
+		a, b, c := randSlice(rng, la), randSlice(rng, lb), randSlice(rng, lc)
+		got := append([]float64(nil), c...)
+		if tc.beta == 0 {
+			for i := range got {
+				if i%ldc < tc.n {
+					got[i] = math.NaN()
+				}
+			}
+		}
+		refGemm(tc.transA, tc.transB, tc.m, tc.n, tc.k, tc.alpha, a, lda, b, ldb, tc.beta, c, ldc)
+		Gemm(tc.transA, tc.transB, tc.m, tc.n, tc.k, tc.alpha, a, lda, b, ldb, tc.beta, got, ldc)
+		checkClose(t, tc, got, c, ldc, 1e-12)
+		if t.Failed() {
+			return
+		}
+	}
+}
+
+// Named element types go through the same path as float32.
+type myFloat float32
+
+func TestGemmNamedType(t *testing.T) {
+	a := []myFloat{1, 2, 3, 4}
+	b := []myFloat{5, 6, 7, 8}
+	c := make([]myFloat, 4)
+	Gemm(false, false, 2, 2, 2, 1, a, 2, b, 2, 0, c, 2)
+	want := []myFloat{19, 22, 43, 50}
+	for i := range c {
+		if c[i] != want[i] {
+			t.Fatalf("got %v want %v", c, want)
+		}
+	}
+}
+
+// k==0 and alpha==0 are C = beta·C, with beta==0 clearing NaN.
+func TestGemmDegenerate(t *testing.T) {
+	for _, be := range Backends() {
+		SetBackend(be.Name())
+		c := []float32{float32(math.NaN()), 2, 3, 4}
+		Gemm(false, false, 2, 2, 0, 1, nil, 1, nil, 2, 0, c, 2)
+		if c[0] != 0 || c[3] != 0 {
+			t.Errorf("%s: k=0 beta=0: %v", be.Name(), c)
+		}
+		c = []float32{1, 2, 3, 4}
+		Gemm(false, false, 2, 2, 2, 0, []float32{1, 1, 1, 1}, 2, []float32{1, 1, 1, 1}, 2, 2, c, 2)
+		if c[0] != 2 || c[3] != 8 {
+			t.Errorf("%s: alpha=0 beta=2: %v", be.Name(), c)
+		}
+		c64 := []float64{1, 2}
+		Gemm(false, false, 2, 1, 0, 1, nil, 1, nil, 1, 0.5, c64, 1)
+		if c64[0] != 0.5 || c64[1] != 1 {
+			t.Errorf("float64 k=0: %v", c64)
+		}
+	}
+	SetBackend(Backends()[0].Name())
+}
+
+func TestGemmPanics(t *testing.T) {
+	mustPanic := func(name string, f func()) {
+		t.Helper()
+		defer func() {
+			if recover() == nil {
+				t.Errorf("%s: no panic", name)
+			}
+		}()
+		f()
+	}
+	a := make([]float32, 6)
+	mustPanic("short A", func() { Gemm(false, false, 3, 2, 3, 1, a, 3, a, 2, 0, a, 2) })
+	mustPanic("bad lda", func() { Gemm(false, false, 2, 2, 3, 1, a, 2, a, 2, 0, a, 2) })
+	mustPanic("bad ldc", func() { Gemm(false, false, 2, 3, 1, 1, a, 1, a, 3, 0, a, 2) })
+	mustPanic("short C", func() { Gemm(false, false, 3, 3, 1, 1, a, 1, a, 3, 0, a, 3) })
+	mustPanic("negative", func() { Gemm(false, false, -1, 3, 1, 1, a, 1, a, 3, 0, a, 3) })
+	mustPanic("batched short", func() {
+		GemmBatched(false, false, 2, 2, 1, 1, a, 1, 2, a, 2, 2, 0, a, 2, 4, 2)
+	})
+}
+
+func TestSetBackend(t *testing.T) {
+	if err := SetBackend("no-such-backend"); err == nil {
+		t.Fatal("want error")
+	}
+	for _, be := range Backends() {
+		if err := SetBackend(be.Name()); err != nil || BackendName() != be.Name() {
+			t.Fatalf("SetBackend(%q): %v, now %q", be.Name(), err, BackendName())
+		}
+	}
+	SetBackend(Backends()[0].Name())
+}
+
+// GemmBatched must equal a loop of Gemm, including with interleaved C
+// (heads side by side in one row) and a shared B (strideB = 0).
+func TestGemmBatched(t *testing.T) {
+	type bc struct {
+		tA, tB                   bool
+		m, n, k, batch           int
+		interleave, sharedB      bool
+		alpha, beta              float32
+	}
+	var cases []bc
+	for _, tA := range []bool{false, true} {
+		for _, tB := range []bool{false, true} {
+			cases = append(cases,
+				bc{tA, tB, 20, 20, 6, 12, false, false, 1, 0},
+				bc{tA, tB, 33, 7, 40, 5, true, false, 0.5, 1},
+				bc{tA, tB, 65, 40, 17, 3, false, true, 1, -0.5},
+				bc{tA, tB, 200, 60, 200, 1, false, false, 1, 0},
+			)
+		}
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, be := range Backends() {
+		SetBackend(be.Name())
+		for _, tc := range cases {
+			lda, ldb := tc.k, tc.n
+			if tc.tA {
+				lda = tc.m
+			}
+			if tc.tB {
+				ldb = tc.k
+			}
+			sA, sB := tc.m*tc.k, tc.k*tc.n
+			if tc.sharedB {
+				sB = 0
+			}
+			ldc, sC := tc.n, tc.m*tc.n
+			if tc.interleave {
+				ldc, sC = tc.n*tc.batch, tc.n
+			}
+			a := to32(randSlice(rng, sA*tc.batch))
+			b := to32(randSlice(rng, tc.k*tc.n*tc.batch))
+			c := to32(randSlice(rng, tc.m*tc.n*tc.batch))
+			want := append([]float32(nil), c...)
+			for i := range tc.batch {
+				Gemm(tc.tA, tc.tB, tc.m, tc.n, tc.k, tc.alpha, a[i*sA:], lda, b[i*sB:], ldb, tc.beta, want[i*sC:], ldc)
+			}
+			GemmBatched(tc.tA, tc.tB, tc.m, tc.n, tc.k, tc.alpha, a, lda, sA, b, ldb, sB, tc.beta, c, ldc, sC, tc.batch)
+			for i := range c {
+				if math.Abs(float64(c[i]-want[i])) > 1e-5*(1+math.Abs(float64(want[i]))) {
+					t.Fatalf("%s %+v: c[%d]=%g want %g", be.Name(), tc, i, c[i], want[i])
+				}
+			}
+		}
+	}
+	SetBackend(Backends()[0].Name())
+
+	// float64 batched against the reference.
+	a, b := randSlice(rng, 3*4*5), randSlice(rng, 3*5*6)
+	c, want := make([]float64, 3*4*6), make([]float64, 3*4*6)
+	GemmBatched(false, true, 4, 6, 5, 1.0, a, 5, 20, b, 5, 30, 0.0, c, 6, 24, 3)
+	for i := range 3 {
+		refGemm(false, true, 4, 6, 5, 1, a[i*20:], 5, b[i*30:], 5, 0, want[i*24:], 6)
+	}
+	for i := range c {
+		if math.Abs(c[i]-want[i]) > 1e-12 {
+			t.Fatalf("float64 batched c[%d]=%g want %g", i, c[i], want[i])
+		}
+	}
+}
+
+func TestParallelFor(t *testing.T) {
+	for _, n := range []int{0, 1, 2, 3, 7, 64, 100, 1001} {
+		for _, minChunk := range []int{0, 1, 2, 5, 64, 2000} {
+			hits := make([]int32, n)
+			ParallelFor(n, minChunk, func(lo, hi int) {
+				if lo >= hi {
+					t.Errorf("n=%d minChunk=%d: empty chunk [%d,%d)", n, minChunk, lo, hi)
+				}
+				for i := lo; i < hi; i++ {
+					hits[i]++ // chunks are disjoint, so no race
+				}
+			})
+			for i, h := range hits {
+				if h != 1 {
+					t.Fatalf("n=%d minChunk=%d: index %d hit %d times", n, minChunk, i, h)
+				}
+			}
+		}
+	}
+}
