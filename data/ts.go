@@ -281,34 +281,38 @@ func (c *tsCase) length() int {
 func parseTSCase(line string, h *tsHeader) (*tsCase, error) {
 	parts := strings.Split(line, ":")
 	c := &tsCase{label: -1, stamped: h.timeStamps}
+	last := ""
 	if h.classLabel || h.target {
-		last := strings.TrimSpace(parts[len(parts)-1])
+		last = strings.TrimSpace(parts[len(parts)-1])
 		parts = parts[:len(parts)-1]
-		if h.classLabel {
-			c.label = slices.Index(h.classes, last)
-			if c.label < 0 {
-				return nil, fmt.Errorf("unknown class label %q (header lists %v)", last, h.classes)
-			}
-		} else {
-			t, err := strconv.ParseFloat(last, 64)
-			if err != nil || !finite32(t) {
-				return nil, fmt.Errorf("target %q is not a finite float32 number", last)
-			}
-			c.target, c.hasTarget = t, true
-		}
+	}
+	if len(parts) == 0 {
+		return nil, errors.New("no dimensions before the label")
 	}
 	if h.dims == 0 {
 		h.dims = len(parts)
 	}
+	// Count dimensions before reading the label: on a truncated line the
+	// "label" is really a value, and the count is the useful message.
 	if len(parts) != h.dims {
-		want := "label"
-		if h.target {
+		want := "no label"
+		if h.classLabel {
+			want = "label"
+		} else if h.target {
 			want = "target"
 		}
-		if !h.classLabel && !h.target {
-			want = "no label"
-		}
 		return nil, fmt.Errorf("%d dimensions, want %d (+ %s)", len(parts), h.dims, want)
+	}
+	if h.classLabel {
+		if c.label = slices.Index(h.classes, last); c.label < 0 {
+			return nil, fmt.Errorf("unknown class label %q (header lists %v)", last, h.classes)
+		}
+	} else if h.target {
+		t, err := strconv.ParseFloat(last, 64)
+		if err != nil || !finite32(t) {
+			return nil, fmt.Errorf("target %q is not a finite float32 number", last)
+		}
+		c.target, c.hasTarget = t, true
 	}
 	for d, p := range parts {
 		var ts, vs []float64

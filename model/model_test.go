@@ -215,3 +215,60 @@ func TestConfigRefusals(t *testing.T) {
 	}
 }
 
+
+const parityDir = "../../shared/fixtures/official-parity"
+
+// TestOfficialParity runs the authors' checkpoints on the authors' inputs
+// and requires their outputs to 1e-4 relative, in float32 (the production
+// path) and float64 (the fixture itself is float32, so float64 cannot do
+// much better: both show the gap is rounding).
+func TestOfficialParity(t *testing.T) {
+	for _, run := range []struct {
+		name string
+		f    func(string) (ParityReport, error)
+	}{{"float32", VerifyOfficial[float32]}, {"float64", VerifyOfficial[float64]}} {
+		rep, err := run.f(parityDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: %+v", run.name, rep)
+		if rep.ClassifierMaxRelErr > 1e-4 || rep.PretrainMaxRelErr > 1e-4 || rep.LossAbsErr > 1e-4 {
+			t.Errorf("%s parity: %+v, want all ≤ 1e-4", run.name, rep)
+		}
+	}
+}
+
+// A checkpoint that does not match the configuration is refused with a
+// message naming what is wrong, instead of silently computing something else.
+func TestOfficialMismatchRefused(t *testing.T) {
+	base := func() Config {
+		var fx ParityFixture
+		fx.Config.Encoder = paritySize{180, 3, 2, 720, 1e-12}
+		fx.Config.UseCLS, fx.Config.PosDims, fx.Config.P, fx.Config.RoPEBase = true, 2, 0.75, 10000
+		fx.Config.Tubelet, fx.Config.Channels = [3]int{1, 1, 1}, 2
+		c := fx.config()
+		c.Task, c.Outputs = TaskClassify, 5
+		return c
+	}
+	cases := []struct {
+		name   string
+		mutate func(*Config)
+		want   string
+	}{
+		{"wrong p", func(c *Config) { c.P = 0.5 }, "p_rope"},
+		{"wrong axes", func(c *Config) { c.PosDims = 1 }, "entries"},
+		{"wrong classes", func(c *Config) { c.Outputs = 4 }, "head.head.2"},
+		{"wrong width", func(c *Config) { c.Encoder.FFN = 360 }, "feed_forward"},
+		{"classifier weights as pre-training model", func(c *Config) { c.Task, c.Decoder = TaskPretrain, Sizes["tiny-shallow"] }, "encoder_decoder_proj"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := base()
+			tc.mutate(&c)
+			_, err := LoadOfficialWeights[float32](c, parityDir+"/classifier.safetensors")
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got %v, want an error mentioning %q", err, tc.want)
+			}
+		})
+	}
+}

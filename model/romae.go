@@ -212,11 +212,14 @@ func (m *Model[T]) encodeBackward(ws *Workspace[T]) {
 // ─── Pre-training: masked reconstruction ──────────────────────────────────
 
 // ForwardPretrain runs the masked autoencoder on a batch: masked[B·L] marks
-// the tokens hidden from the encoder and reconstructed by the decoder (pad
-// slots must not be marked). The encoder sees only visible tokens (+[CLS]);
-// each sample keeps its own visible and masked counts, padded to the
-// batch's largest. Returns the MSE over the masked, non-pad tokens' values
-// (per-patch normalised when normalize_targets).
+// the tokens hidden from the encoder and reconstructed by the decoder. The
+// encoder sees only visible tokens (+[CLS]); each sample keeps its own
+// visible and masked counts, padded to the batch's largest. A masked pad
+// slot (the authors' masks include trailing padding so every sample masks
+// the same count) becomes a padded query: computed, never attended to, and
+// excluded from the loss. Reconstruction rows follow each sample's masked
+// slots in index order. Returns the MSE over the masked non-pad tokens'
+// values (per-patch normalised when normalize_targets).
 func (m *Model[T]) ForwardPretrain(ws *Workspace[T], bt *data.Batch, masked []bool, train bool, rng *rand.Rand) (float64, error) {
 	if m.Cfg.Task != TaskPretrain {
 		return 0, fmt.Errorf("ForwardPretrain on a %s model", m.Cfg.Task)
@@ -234,11 +237,9 @@ func (m *Model[T]) ForwardPretrain(ws *Workspace[T], bt *data.Batch, masked []bo
 		for i := 0; i < bt.L; i++ {
 			k := b*bt.L + i
 			switch {
-			case bt.Pad[k] && masked[k]:
-				return 0, fmt.Errorf("sample %d token %d is padding and masked", b, i)
-			case bt.Pad[k]:
 			case masked[k]:
 				nm++
+			case bt.Pad[k]:
 			default:
 				nv++
 			}
@@ -252,12 +253,11 @@ func (m *Model[T]) ForwardPretrain(ws *Workspace[T], bt *data.Batch, masked []bo
 		r, q := cls, 0
 		for i := 0; i < bt.L; i++ {
 			k := b*bt.L + i
-			if bt.Pad[k] {
-				continue
-			}
 			if !masked[k] {
-				m.setEncoderToken(ws, bt, b, i, r)
-				r++
+				if !bt.Pad[k] {
+					m.setEncoderToken(ws, bt, b, i, r)
+					r++
+				}
 				continue
 			}
 			row := b*ws.Lq + q
@@ -267,7 +267,7 @@ func (m *Model[T]) ForwardPretrain(ws *Workspace[T], bt *data.Batch, masked []bo
 			for j := 0; j < c; j++ {
 				ws.qTarget[row*c+j] = T(bt.Values[k*c+j])
 			}
-			ws.qPad[row] = false
+			ws.qPad[row] = bt.Pad[k]
 			q++
 		}
 	}

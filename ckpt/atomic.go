@@ -1,0 +1,89 @@
+// Package ckpt writes and reads romae checkpoints: safetensors files (the
+// format the authors' PyTorch code and the Hugging Face ecosystem use, so
+// weights move both ways) written atomically, so that a crash or a full
+// disk mid-save never destroys the last good checkpoint.
+package ckpt
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+)
+
+// WriteFileAtomic replaces path with what write produces, or leaves it
+// untouched: the data goes to a temporary file in the same directory (a
+// rename is only atomic within one file system), is flushed and fsynced,
+// and only then renamed over path; the directory is fsynced last so the
+// rename itself survives a power cut. On any error — or a panic in write —
+// the temporary file is removed and the old file is as it was.
+//
+// A new file gets mode 0644; an existing file keeps its mode. If only the
+// final directory fsync fails, the new content is in place but its
+// durability is not guaranteed, and the error says so.
+func WriteFileAtomic(path string, write func(w io.Writer) error) error {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	mode := fs.FileMode(0o644)
+	if fi, err := os.Stat(path); err == nil {
+		if !fi.Mode().IsRegular() {
+			return fmt.Errorf("ckpt: %s exists and is not a regular file", path)
+		}
+		mode = fi.Mode().Perm()
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("ckpt: writing %s: %w", path, err)
+	}
+	tmp := f.Name()
+	done := false
+	defer func() {
+		if !done {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if err := f.Chmod(mode); err != nil {
+		return fmt.Errorf("ckpt: writing %s: %w", path, err)
+	}
+	bw := bufio.NewWriterSize(f, 1<<20)
+	if err := write(bw); err != nil {
+		return fmt.Errorf("ckpt: writing %s: %w", path, err)
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("ckpt: writing %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("ckpt: syncing %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("ckpt: writing %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("ckpt: replacing %s: %w", path, err)
+	}
+	done = true
+	if err := syncDir(dir); err != nil {
+		return fmt.Errorf("ckpt: %s was written but syncing its directory failed, so it may not survive a crash: %w", path, err)
+	}
+	return nil
+}
+
+// syncDir makes a rename in dir durable. Windows cannot open a directory
+// for syncing and does not need it for NTFS metadata, so it is skipped there.
+func syncDir(dir string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
