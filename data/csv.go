@@ -74,7 +74,8 @@ type csvObject struct {
 // object's first row and their tokens are sorted by time (file order breaks
 // ties). Values, times and targets must be finite numbers: a missing
 // observation is an absent row, not an empty or NaN cell. Errors read
-// "file:line: column "name": ...".
+// "file:line: column "name": ..."; problems with a whole object (a hole in
+// ChannelSlot mode, a label outside opt.Classes) cite its first row.
 func LoadLongCSV(path string, opt CSVOptions) (*Dataset, error) {
 	opt = withCSVDefaults(opt)
 	if opt.ChannelMode != ChannelAxis && opt.ChannelMode != ChannelSlot {
@@ -93,6 +94,7 @@ func LoadLongCSV(path string, opt CSVOptions) (*Dataset, error) {
 	if err != nil {
 		return nil, csvErr(path, err)
 	}
+	header = slices.Clone(header) // ReuseRecord would overwrite it
 	cols, err := headerIndex(header)
 	if err != nil {
 		return nil, fmt.Errorf("%s:1: %w", path, err)
@@ -407,6 +409,7 @@ func LoadLabelsCSV(path, idCol, labelCol string) (map[string]string, error) {
 	if err != nil {
 		return nil, csvErr(path, err)
 	}
+	header = slices.Clone(header) // ReuseRecord would overwrite it
 	cols, err := headerIndex(header)
 	if err != nil {
 		return nil, fmt.Errorf("%s:1: %w", path, err)

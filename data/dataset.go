@@ -1,18 +1,3 @@
-// Package data turns time series, light curves, images and arrays into the one
-// shape RoMAE consumes: a sample is a set of N tokens, each carrying C values
-// (a flattened patch, or one observation's measurements) and a real-valued
-// position of D coordinates. Because RoPE is the model's only source of
-// position, nothing here assumes regular sampling: irregular times, dropped
-// steps and per-channel tokens are all just different position vectors.
-//
-// Loaders read UEA/UCR .ts files (LoadTS), long-format CSV light curves
-// (LoadLongCSV), and NumPy .npy/.npz arrays (LoadNPY, LoadNPZ, DenseSeries,
-// DenseImages). They report problems as "file:line: ..." errors instead of
-// panicking, and never pass NaN or Inf on silently: a missing value is either
-// handled by a documented rule or rejected.
-//
-// Collate and RandomMask build the padded model input for one mini-batch and
-// reuse their buffers, so a training loop allocates nothing per step.
 package data
 
 import (

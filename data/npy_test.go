@@ -3,6 +3,7 @@ package data
 import (
 	"archive/zip"
 	"bytes"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -156,11 +157,7 @@ func TestLoadNPZ(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := slices.Sorted(func(yield func(string) bool) {
-				for k := range m {
-					yield(k)
-				}
-			}); !slices.Equal(got, []string{"x", "y"}) {
+			if got := slices.Sorted(maps.Keys(m)); !slices.Equal(got, []string{"x", "y"}) {
 				t.Fatalf("members %v, want [x y]", got)
 			}
 			if !slices.Equal(m["x"].Shape, []int{3, 4, 2}) || m["x"].Data[23] != 23 {
@@ -195,11 +192,7 @@ func writeZip(t *testing.T, members map[string][]byte) string {
 	t.Helper()
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
-	for _, name := range slices.Sorted(func(yield func(string) bool) {
-		for k := range members {
-			yield(k)
-		}
-	}) {
+	for _, name := range slices.Sorted(maps.Keys(members)) {
 		w, err := zw.Create(name)
 		if err != nil {
 			t.Fatal(err)
@@ -275,7 +268,10 @@ func TestDenseMalformed(t *testing.T) {
 		err  func() error
 		want string
 	}{
-		{"series rank", func() error { _, err := DenseSeries(&Array{Shape: []int{4}, Data: make([]float32, 4)}, nil); return err }, "want [N, T, C]"},
+		{"series rank", func() error {
+			_, err := DenseSeries(&Array{Shape: []int{4}, Data: make([]float32, 4)}, nil)
+			return err
+		}, "want [N, T, C]"},
 		{"series Inf", func() error {
 			_, err := DenseSeries(&Array{Shape: []int{1, 2, 2}, Data: []float32{0, 1, 2, inf}}, nil)
 			return err
@@ -284,8 +280,14 @@ func TestDenseMalformed(t *testing.T) {
 			_, err := DenseSeries(&Array{Shape: []int{2, 1}, Data: []float32{1, nan}}, nil)
 			return err
 		}, "sample 1: every step has a NaN"},
-		{"label count", func() error { _, err := DenseSeries(&Array{Shape: []int{2, 1}, Data: []float32{1, 2}}, []int{0}); return err }, "1 labels for 2 samples"},
-		{"bad label", func() error { _, err := DenseSeries(&Array{Shape: []int{1, 1}, Data: []float32{1}}, []int{-3}); return err }, "label -3"},
+		{"label count", func() error {
+			_, err := DenseSeries(&Array{Shape: []int{2, 1}, Data: []float32{1, 2}}, []int{0})
+			return err
+		}, "1 labels for 2 samples"},
+		{"bad label", func() error {
+			_, err := DenseSeries(&Array{Shape: []int{1, 1}, Data: []float32{1}}, []int{-3})
+			return err
+		}, "label -3"},
 		{"data length", func() error { _, err := DenseSeries(&Array{Shape: []int{2, 2}, Data: []float32{1}}, nil); return err }, "needs 4 values"},
 		{"empty", func() error { _, err := DenseSeries(&Array{Shape: []int{0, 2}}, nil); return err }, "no values"},
 		{"image NaN", func() error {
@@ -296,7 +298,10 @@ func TestDenseMalformed(t *testing.T) {
 			_, err := DenseImages(&Array{Shape: []int{1, 3, 2}, Data: make([]float32, 6)}, nil, [2]int{2, 2})
 			return err
 		}, "does not divide axis 1"},
-		{"image rank", func() error { _, err := DenseImages(&Array{Shape: []int{2, 3}, Data: make([]float32, 6)}, nil, [2]int{1, 1}); return err }, "want [N, H, W]"},
+		{"image rank", func() error {
+			_, err := DenseImages(&Array{Shape: []int{2, 3}, Data: make([]float32, 6)}, nil, [2]int{1, 1})
+			return err
+		}, "want [N, H, W]"},
 		{"ints", func() error { _, err := (&Array{Shape: []int{2}, Data: []float32{1, 1.5}}).Ints(); return err }, "element 1 = 1.5"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

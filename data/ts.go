@@ -25,7 +25,9 @@ const (
 	MissingChannelAxis = "channel-axis"
 )
 
-// TSOptions controls LoadTS. The zero value is the paper's UEA setup.
+// TSOptions controls LoadTS. The zero value gives the paper's UEA token
+// layout; its protocol also drops 30% of steps, which is
+// DropRandomSteps(ds, 0.3, 0, rng) after loading.
 type TSOptions struct {
 	// Missing is MissingDropStep (default when empty) or MissingChannelAxis.
 	Missing string
@@ -70,7 +72,7 @@ func LoadTS(path string, opt TSOptions) (*Dataset, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s:%w", path, err)
 	}
-	ds := &Dataset{Name: h.problem, C: h.dims, D: 1, Classes: h.classes}
+	ds := &Dataset{Name: h.problem, C: 1, D: 1, Classes: h.classes}
 	if ds.Name == "" {
 		ds.Name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	}
@@ -78,7 +80,7 @@ func LoadTS(path string, opt TSOptions) (*Dataset, error) {
 		ds.TargetDim = 1
 	}
 	if opt.Missing == MissingChannelAxis {
-		ds.C, ds.D = 1, 2
+		ds.D = 2
 	}
 	firstLen := -1
 	for {
@@ -93,31 +95,37 @@ func LoadTS(path string, opt TSOptions) (*Dataset, error) {
 		if line == "" || line[0] == '#' {
 			continue
 		}
-		c, err := parseTSCase(line, &h)
-		if err == nil && h.equalLength {
-			if firstLen < 0 {
-				firstLen = c.length()
-			} else if c.length() != firstLen {
-				err = fmt.Errorf("@equalLength true but series has %d steps, earlier ones %d", c.length(), firstLen)
-			}
-		}
-		var s Sample
-		if err == nil {
-			s, err = c.sample(opt.Missing, h.dims)
-		}
+		s, err := h.caseSample(line, opt.Missing, &firstLen)
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: case %d: %w", path, lr.n, len(ds.Samples), err)
 		}
 		s.ID = strconv.Itoa(len(ds.Samples))
-		if opt.Missing == MissingDropStep {
-			ds.C = h.dims // may have been inferred from the first case
-		}
 		ds.Samples = append(ds.Samples, s)
 	}
 	if len(ds.Samples) == 0 {
 		return nil, fmt.Errorf("%s:%d: no cases after @data", path, lr.n)
 	}
+	if opt.Missing == MissingDropStep {
+		ds.C = h.dims // the first case fixes it when the header does not
+	}
 	return ds, nil
+}
+
+// caseSample parses one data line and converts it to tokens. firstLen
+// carries the first case's length for the @equalLength check (-1 before it).
+func (h *tsHeader) caseSample(line, missing string, firstLen *int) (Sample, error) {
+	c, err := parseTSCase(line, h)
+	if err != nil {
+		return Sample{}, err
+	}
+	if h.equalLength {
+		if *firstLen < 0 {
+			*firstLen = c.length()
+		} else if c.length() != *firstLen {
+			return Sample{}, fmt.Errorf("@equalLength true but series has %d steps, earlier ones %d", c.length(), *firstLen)
+		}
+	}
+	return c.sample(missing, h.dims)
 }
 
 // lineReader yields lines without their terminator (LF or CRLF) and counts
@@ -151,7 +159,7 @@ func readTSHeader(lr *lineReader) (tsHeader, error) {
 	for {
 		line, err := lr.next()
 		if err == io.EOF {
-			return h, fmt.Errorf("%d: no @data line (file truncated?)", lr.n)
+			return h, fmt.Errorf("%d: no @data line (file truncated?)", max(lr.n, 1))
 		}
 		if err != nil {
 			return h, fmt.Errorf("%d: %w", lr.n, err)

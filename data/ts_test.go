@@ -57,8 +57,8 @@ func TestLoadTSBasicMotions(t *testing.T) {
 
 func TestLoadTSJapaneseVowels(t *testing.T) {
 	for _, tc := range []struct {
-		file           string
-		cases, mn, mx  int
+		file          string
+		cases, mn, mx int
 	}{
 		{"JapaneseVowels_TRAIN.ts", 270, 7, 26},
 		{"JapaneseVowels_TEST.ts", 370, 7, 29},
@@ -188,7 +188,7 @@ func TestLoadTSMalformed(t *testing.T) {
 	}{
 		{"truncated header", "@problemName T\n@dimensions 2\n", TSOptions{}, []string{":2:", "no @data"}},
 		{"truncated case", tsHead + "1,2:3,4:a\n1,2:3", TSOptions{}, []string{":7:", "case 1", "1 dimensions, want 2"}},
-		{"empty file", "", TSOptions{}, []string{":0:", "no @data"}},
+		{"empty file", "", TSOptions{}, []string{":1:", "no @data"}},
 		{"no cases", tsHead, TSOptions{}, []string{":5:", "no cases"}},
 		{"too many dimensions", tsHead + "1:2:3:a\n", TSOptions{}, []string{":6:", "3 dimensions, want 2"}},
 		{"non-number", tsHead + "1,x:3,4:a\n", TSOptions{}, []string{":6:", "dimension 0", "value 1", `"x" is not a number`}},
@@ -276,4 +276,17 @@ func TestDropRandomSteps(t *testing.T) {
 	if _, err := DropRandomSteps(ds, 0.3, 2, rand.New(rand.NewPCG(1, 2))); err == nil {
 		t.Error("axis 2 of D=2 accepted")
 	}
+}
+
+func TestLoadTSInferredDimensions(t *testing.T) {
+	path := writeTemp(t, "nodims.ts", "@classLabel true a\n@data\n1,2:3,4:a\n5:6:a\n")
+	ds, err := LoadTS(path, TSOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ds.C != 2 || !equalF32(ds.Samples[1].Values, []float32{5, 6}) {
+		t.Errorf("C=%d samples %+v", ds.C, ds.Samples)
+	}
+	_, err = LoadTS(writeTemp(t, "nodims.ts", "@classLabel true a\n@data\n1,2:3,4:a\n5:a\n"), TSOptions{})
+	wantErr(t, err, "nodims.ts:4:", "1 dimensions, want 2")
 }

@@ -272,3 +272,44 @@ func TestOfficialMismatchRefused(t *testing.T) {
 		})
 	}
 }
+
+func TestSaveLoadRoundTrip(t *testing.T) {
+	cfg := smallConfig(TaskPretrain, 2)
+	m, err := New[float32](cfg, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := t.TempDir() + "/m.safetensors"
+	if err := m.Save(path, map[string]string{"note": "x"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	got, ck, err := Load[float32](path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Cfg != m.Cfg || ck.Meta["note"] != "x" {
+		t.Errorf("config or metadata changed: %+v %v", got.Cfg, ck.Meta)
+	}
+	for i := range m.W {
+		if got.W[i] != m.W[i] {
+			t.Fatalf("weight %d: %v, saved %v", i, got.W[i], m.W[i])
+		}
+	}
+	// Fine-tuning starts from the pre-trained encoder, not from the head.
+	cc := cfg
+	cc.Task = TaskClassify
+	ft, err := New[float32](cc, 99)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ft.TransferEncoder(got); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"cls", "projection.weight", "encoder.layers.1.feed_forward.w2.weight"} {
+		a, _ := ft.Param(name)
+		b, _ := got.Param(name)
+		if a.W[0] != b.W[0] || a.W[len(a.W)-1] != b.W[len(b.W)-1] {
+			t.Errorf("%s not transferred", name)
+		}
+	}
+}

@@ -54,9 +54,24 @@ func NewAdamW() *AdamW {
 // Name implements Optimizer.
 func (o *AdamW) Name() string { return "adamw" }
 
-// Step implements Optimizer. It does not allocate once the parameter list
-// has been seen (the first Step allocates the moment buffers).
+// Validate reports the hyperparameters PyTorch rejects.
+func (o *AdamW) Validate() error {
+	if !(o.Beta1 >= 0 && o.Beta1 < 1 && o.Beta2 >= 0 && o.Beta2 < 1) {
+		return fmt.Errorf("adamw: betas (%v, %v) must lie in [0, 1)", o.Beta1, o.Beta2)
+	}
+	if !(o.Eps >= 0 && o.WeightDecay >= 0) {
+		return fmt.Errorf("adamw: eps %v and weight decay %v must be non-negative", o.Eps, o.WeightDecay)
+	}
+	return nil
+}
+
+// Step implements Optimizer. It panics on hyperparameters Validate rejects,
+// and does not allocate once the parameter list has been seen (the first
+// Step allocates the moment buffers).
 func (o *AdamW) Step(params []*tensor.Param[float32], lr float64) {
+	if err := o.Validate(); err != nil {
+		panic(err)
+	}
 	if !o.b.same(params) {
 		if o.state == nil {
 			o.state = map[string]*adamSlot{}

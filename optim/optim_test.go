@@ -255,6 +255,17 @@ func TestSGDFirstMomentumStepIsGradient(t *testing.T) {
 	}
 }
 
+func TestAdamWValidate(t *testing.T) {
+	for _, o := range []*AdamW{{Beta1: 1, Beta2: 0.9}, {Beta1: 0.9, Beta2: -0.1}, {Beta1: 0.9, Beta2: 0.9, Eps: -1}} {
+		if o.Validate() == nil {
+			t.Errorf("%+v accepted", o)
+		}
+	}
+	if err := NewAdamW().Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestSGDValidate(t *testing.T) {
 	if err := (&SGD{Nesterov: true}).Validate(); err == nil {
 		t.Fatal("nesterov without momentum accepted")

@@ -19,7 +19,8 @@ package tensor
 //
 // Both kernels read A unpacked through four row pointers that advance by
 // csA bytes per k step (csA=4 for row-major A, lda*4 for transposed A), so
-// op(A) is never copied; B comes packed in nr-wide, zero-padded slivers.
+// op(A) is never copied. B is read in place when its rows are contiguous
+// (rsB = ldb*4) and from nr-wide packed slivers otherwise (rsB = nr*4).
 // Loops are written as "body; if last break; advance" so no pointer is ever
 // formed past the end of its slice: the GC may scan it at a preemption.
 
@@ -30,8 +31,20 @@ import (
 
 // kernelFunc computes the rows×cols tile C = alpha·Σ_p A[r,p]·Bp[p,:] + beta·C
 // (beta==0: C is not read). a0..a3 point at A[r,0]; rows<4 repeat a0.
-// c is C from the tile's top-left corner.
-type kernelFunc func(kc int, a0, a1, a2, a3 unsafe.Pointer, csA uintptr, bp unsafe.Pointer, c []float32, ldc int, alpha, beta float32, rows, cols int)
+// bp points at the first nr-wide row of B, the next one rsB bytes on.
+// Everything needed only after the k loop sits behind the *tile pointer:
+// a float argument would pin a vector register through the loop and make
+// the accumulators spill.
+type kernelFunc func(kc int, a0, a1, a2, a3 unsafe.Pointer, csA uintptr, bp unsafe.Pointer, rsB uintptr, t *tile)
+
+// tile is where a micro-kernel's result goes: c is C from the tile's
+// top-left corner.
+type tile struct {
+	c           []float32
+	ldc         int
+	alpha, beta float32
+	rows, cols  int
+}
 
 func ld16(p unsafe.Pointer) archsimd.Float32x16 {
 	return archsimd.LoadFloat32x16((*[16]float32)(p))
@@ -42,7 +55,7 @@ func bc16(p unsafe.Pointer) archsimd.Float32x16 {
 }
 
 // kernel4x32 is the AVX-512 tile: 4 rows × 32 columns.
-func kernel4x32(kc int, a0, a1, a2, a3 unsafe.Pointer, csA uintptr, bp unsafe.Pointer, c []float32, ldc int, alpha, beta float32, rows, cols int) {
+func kernel4x32(kc int, a0, a1, a2, a3 unsafe.Pointer, csA uintptr, bp unsafe.Pointer, rsB uintptr, t *tile) {
 	var c00, c01, c10, c11, c20, c21, c30, c31 archsimd.Float32x16
 	for n := kc; ; {
 		b0, b1 := ld16(bp), ld16(unsafe.Add(bp, 64))
@@ -62,8 +75,9 @@ func kernel4x32(kc int, a0, a1, a2, a3 unsafe.Pointer, csA uintptr, bp unsafe.Po
 			break
 		}
 		a0, a1, a2, a3 = unsafe.Add(a0, csA), unsafe.Add(a1, csA), unsafe.Add(a2, csA), unsafe.Add(a3, csA)
-		bp = unsafe.Add(bp, 128)
+		bp = unsafe.Add(bp, rsB)
 	}
+	c, ldc, alpha, beta, rows, cols := t.c, t.ldc, t.alpha, t.beta, t.rows, t.cols
 	va, vb := archsimd.BroadcastFloat32x16(alpha), archsimd.BroadcastFloat32x16(beta)
 	store16x2(c[:cols], c00, c01, va, vb, alpha, beta)
 	if rows > 1 {
@@ -91,17 +105,22 @@ func store16x2(row []float32, lo, hi, va, vb archsimd.Float32x16, alpha, beta fl
 		hi.StoreSlice(row[16:])
 		return
 	}
-	// Edge tile: the *SlicePart forms load zeros / store only what fits.
-	if beta != 0 {
-		lo = archsimd.LoadFloat32x16SlicePart(row).MulAdd(vb, lo)
+	// Edge tile: go through a full-width temporary. (The archsimd *SlicePart
+	// forms would do, but trip checkptr under -race on short slices.)
+	var t [32]float32
+	lo.Store((*[16]float32)(t[:16]))
+	hi.Store((*[16]float32)(t[16:]))
+	storeEdge(row, t[:len(row)], beta)
+}
+
+// storeEdge is row = t + beta·row for clipped tiles (t already scaled).
+func storeEdge(row, t []float32, beta float32) {
+	if beta == 0 {
+		copy(row, t)
+		return
 	}
-	lo.StoreSlicePart(row)
-	if len(row) > 16 {
-		row = row[16:]
-		if beta != 0 {
-			hi = archsimd.LoadFloat32x16SlicePart(row).MulAdd(vb, hi)
-		}
-		hi.StoreSlicePart(row)
+	for j := range row {
+		row[j] = t[j] + beta*row[j]
 	}
 }
 
@@ -115,7 +134,7 @@ func bc8(p unsafe.Pointer) archsimd.Float32x8 {
 
 // kernel4x16 is the AVX2+FMA tile: 4 rows × 16 columns, same register
 // budget as kernel4x32 with half-width vectors.
-func kernel4x16(kc int, a0, a1, a2, a3 unsafe.Pointer, csA uintptr, bp unsafe.Pointer, c []float32, ldc int, alpha, beta float32, rows, cols int) {
+func kernel4x16(kc int, a0, a1, a2, a3 unsafe.Pointer, csA uintptr, bp unsafe.Pointer, rsB uintptr, t *tile) {
 	var c00, c01, c10, c11, c20, c21, c30, c31 archsimd.Float32x8
 	for n := kc; ; {
 		b0, b1 := ld8(bp), ld8(unsafe.Add(bp, 32))
@@ -135,8 +154,9 @@ func kernel4x16(kc int, a0, a1, a2, a3 unsafe.Pointer, csA uintptr, bp unsafe.Po
 			break
 		}
 		a0, a1, a2, a3 = unsafe.Add(a0, csA), unsafe.Add(a1, csA), unsafe.Add(a2, csA), unsafe.Add(a3, csA)
-		bp = unsafe.Add(bp, 64)
+		bp = unsafe.Add(bp, rsB)
 	}
+	c, ldc, alpha, beta, rows, cols := t.c, t.ldc, t.alpha, t.beta, t.rows, t.cols
 	va, vb := archsimd.BroadcastFloat32x8(alpha), archsimd.BroadcastFloat32x8(beta)
 	store8x2(c[:cols], c00, c01, va, vb, alpha, beta)
 	if rows > 1 {
@@ -163,15 +183,8 @@ func store8x2(row []float32, lo, hi, va, vb archsimd.Float32x8, alpha, beta floa
 		hi.StoreSlice(row[8:])
 		return
 	}
-	if beta != 0 {
-		lo = archsimd.LoadFloat32x8SlicePart(row).MulAdd(vb, lo)
-	}
-	lo.StoreSlicePart(row)
-	if len(row) > 8 {
-		row = row[8:]
-		if beta != 0 {
-			hi = archsimd.LoadFloat32x8SlicePart(row).MulAdd(vb, hi)
-		}
-		hi.StoreSlicePart(row)
-	}
+	var t [16]float32
+	lo.Store((*[8]float32)(t[:8]))
+	hi.Store((*[8]float32)(t[8:]))
+	storeEdge(row, t[:len(row)], beta)
 }

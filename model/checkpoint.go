@@ -1,0 +1,124 @@
+package model
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"romae/ckpt"
+	"romae/tensor"
+)
+
+// Checkpoints are safetensors files: every parameter under the authors'
+// tensor name (float32), any extra tensors the caller adds (optimiser
+// state), and string metadata, "romae.config" holding the model Config as
+// JSON. Writes are atomic, so a crash never loses the previous file.
+const (
+	metaFormat = "romae.format"
+	metaConfig = "romae.config"
+	formatV1   = "romae-checkpoint-1"
+)
+
+// Save writes m, extra tensors and meta to path atomically.
+func (m *Model[T]) Save(path string, meta map[string]string, extra []*ckpt.Tensor) error {
+	cfg, err := json.Marshal(m.Cfg)
+	if err != nil {
+		return err
+	}
+	md := map[string]string{metaFormat: formatV1, metaConfig: string(cfg)}
+	for k, v := range meta {
+		md[k] = v
+	}
+	tensors := make([]*ckpt.Tensor, 0, len(m.Params)+len(extra))
+	for _, p := range m.Params {
+		w := make([]float32, len(p.W))
+		for i, v := range p.W {
+			w[i] = float32(v)
+		}
+		tensors = append(tensors, ckpt.F32Tensor(p.Name, p.Shape, w))
+	}
+	return ckpt.WriteFile(path, append(tensors, extra...), md)
+}
+
+// Checkpoint is what Load read besides the model: the file (for optimiser
+// state and other extra tensors) and its metadata. File is nil for the
+// authors' checkpoint directories.
+type Checkpoint struct {
+	Path string
+	File *ckpt.File
+	Meta map[string]string
+}
+
+// Load reads a model from
+//   - a romae checkpoint file (.safetensors with romae metadata);
+//   - a romae run directory (its best.safetensors, else last.safetensors);
+//   - a checkpoint directory of the authors' code (model_config.json +
+//     model.safetensors).
+func Load[T tensor.Float](path string) (*Model[T], *Checkpoint, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if st.IsDir() {
+		if _, err := os.Stat(filepath.Join(path, "model_config.json")); err == nil {
+			m, err := LoadOfficialDir[T](path)
+			return m, &Checkpoint{Path: path, Meta: map[string]string{}}, err
+		}
+		for _, name := range []string{"best.safetensors", "last.safetensors"} {
+			if _, err := os.Stat(filepath.Join(path, name)); err == nil {
+				return Load[T](filepath.Join(path, name))
+			}
+		}
+		return nil, nil, fmt.Errorf("%s: no best.safetensors, last.safetensors or model_config.json in this directory", path)
+	}
+	f, err := ckpt.ReadFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if f.Metadata[metaFormat] != formatV1 {
+		return nil, nil, fmt.Errorf("%s: not a romae checkpoint (no %q metadata); for the authors' checkpoints pass their directory with model_config.json", path, metaFormat)
+	}
+	var cfg Config
+	if err := json.Unmarshal([]byte(f.Metadata[metaConfig]), &cfg); err != nil {
+		return nil, nil, fmt.Errorf("%s: metadata %s: %w", path, metaConfig, err)
+	}
+	m, err := New[T](cfg, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := m.loadTensors(f, path); err != nil {
+		return nil, nil, err
+	}
+	return m, &Checkpoint{Path: path, File: f, Meta: f.Metadata}, nil
+}
+
+// TransferEncoder copies what fine-tuning keeps from a pre-trained model:
+// the input projection, [CLS] and every encoder block, by name. The
+// encoders must have the same shape.
+func (m *Model[T]) TransferEncoder(from *Model[T]) error {
+	if m.Cfg.Encoder != from.Cfg.Encoder || m.Cfg.Values != from.Cfg.Values || m.Cfg.UseCLS != from.Cfg.UseCLS {
+		return fmt.Errorf("encoder mismatch: pre-trained %+v (values %d, cls %v), new %+v (values %d, cls %v)",
+			from.Cfg.Encoder, from.Cfg.Values, from.Cfg.UseCLS, m.Cfg.Encoder, m.Cfg.Values, m.Cfg.UseCLS)
+	}
+	src := map[string]*tensor.Param[T]{}
+	for _, p := range from.Params {
+		src[p.Name] = p
+	}
+	n := 0
+	for _, p := range m.Params {
+		if isEncoderParam(p.Name) {
+			copy(p.W, src[p.Name].W)
+			n++
+		}
+	}
+	if n == 0 {
+		return fmt.Errorf("no encoder parameters transferred")
+	}
+	return nil
+}
+
+func isEncoderParam(name string) bool {
+	return name == "cls" || name == "projection.weight" || name == "projection.bias" ||
+		len(name) > 8 && name[:8] == "encoder."
+}

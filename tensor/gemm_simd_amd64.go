@@ -1,0 +1,236 @@
+//go:build goexperiment.simd && amd64
+
+package tensor
+
+// Pure-Go SIMD back ends (GOEXPERIMENT=simd): the blocked driver shared by
+// the avx512 and avx2 micro-kernels in gemm_simd_kernel_amd64.go.
+//
+// Loop nest, outer to inner (BLIS naming):
+//
+//	jc: nc columns of C      B panel kc×nc packed once, lives in L2
+//	pc: kc of the k axis     (beta applies on the first pass only)
+//	i : 4 rows of C          A read in place: 4 rows × kc stay in L1
+//	js: nr columns           micro-kernel on one 4×nr tile
+//
+// A is not packed: the kernel broadcasts A elements straight from the
+// caller's matrix through four row pointers, which handles transA for free
+// (only the pointer step differs) and saves a transpose of A that would
+// cost ~10% on the model's 6400×180 activations. B is packed into
+// nr-wide slivers, zero-padded to nr, so the kernel always runs full width
+// and only its stores are clipped.
+
+import (
+	"runtime"
+	"simd/archsimd"
+	"unsafe"
+)
+
+const (
+	simdMR = 4   // rows per micro-tile (fixed by the kernels)
+	simdKC = 256 // k block: an A micro-panel is 4×256×4 B = 4 KiB of L1
+	simdNC = 512 // column block: packed B ≤ 256×512×4 B = 512 KiB of L2
+	// Products below this many multiply-adds run on one core: splitting
+	// costs a goroutine hand-off (~1–2 µs) and duplicates B packing.
+	simdParallelFMAs = 1 << 20
+)
+
+type simdBackend struct {
+	name string
+	nr   int // columns per micro-tile
+	kern kernelFunc
+}
+
+var (
+	_ = register(&simdBackend{"avx512", 32, kernel4x32}, rankAVX512, archsimd.X86.AVX512())
+	_ = register(&simdBackend{"avx2", 16, kernel4x16}, rankAVX2, archsimd.X86.AVX2() && archsimd.X86.FMA())
+)
+
+func (s *simdBackend) Name() string { return s.name }
+
+// Sgemm splits large products over the cores along whichever of M and N
+// gives every worker whole tiles (M preferred: each worker then packs only
+// B, which is the small operand in the model's activation×weight
+// products), and runs small ones inline.
+func (s *simdBackend) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	w := runtime.GOMAXPROCS(0)
+	if w == 1 || m*n*k < simdParallelFMAs {
+		s.serial(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	mTiles, nTiles := (m+simdMR-1)/simdMR, (n+s.nr-1)/s.nr
+	if mTiles >= 2*w || mTiles >= nTiles {
+		ParallelFor(mTiles, 1, func(lo, hi int) {
+			i0, i1 := lo*simdMR, min(hi*simdMR, m)
+			aOff := i0 * lda
+			if transA {
+				aOff = i0
+			}
+			s.serial(transA, transB, i1-i0, n, k, alpha, a[aOff:], lda, b, ldb, beta, c[i0*ldc:], ldc)
+		})
+		return
+	}
+	ParallelFor(nTiles, 1, func(lo, hi int) {
+		j0, j1 := lo*s.nr, min(hi*s.nr, n)
+		bOff := j0
+		if transB {
+			bOff = j0 * ldb
+		}
+		s.serial(transA, transB, m, j1-j0, k, alpha, a, lda, b[bOff:], ldb, beta, c[j0:], ldc)
+	})
+}
+
+// sgemmBatched spreads the batch over the cores with one single-threaded
+// product per item: attention's 200×200×60 products are too small to split
+// well, and there are always ≥ 2 of them per call.
+func (s *simdBackend) sgemmBatched(transA, transB bool, m, n, k int, alpha float32, a []float32, lda, strideA int, b []float32, ldb, strideB int, beta float32, c []float32, ldc, strideC int, batch int) {
+	if batch < runtime.GOMAXPROCS(0) {
+		for i := range batch {
+			s.Sgemm(transA, transB, m, n, k, alpha, a[i*strideA:], lda, b[i*strideB:], ldb, beta, c[i*strideC:], ldc)
+		}
+		return
+	}
+	ParallelFor(batch, 1, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			s.serial(transA, transB, m, n, k, alpha, a[i*strideA:], lda, b[i*strideB:], ldb, beta, c[i*strideC:], ldc)
+		}
+	})
+}
+
+// packBufs recycles B-panel buffers. A channel rather than sync.Pool so a GC
+// cycle does not throw them away: steady-state training allocates nothing.
+var packBufs = make(chan *[]float32, 16)
+
+func getPackBuf() *[]float32 {
+	select {
+	case p := <-packBufs:
+		return p
+	default:
+		s := make([]float32, simdKC*(simdNC+32))
+		return &s
+	}
+}
+
+func putPackBuf(p *[]float32) {
+	select {
+	case packBufs <- p:
+	default:
+	}
+}
+
+// serial is the single-core blocked product on already-validated arguments.
+func (s *simdBackend) serial(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	bufp := getPackBuf()
+	defer putPackBuf(bufp)
+	buf := *bufp
+	nr, kern := s.nr, s.kern
+	var apack [simdKC * simdMR]float32
+	for jc := 0; jc < n; jc += simdNC {
+		nb := min(simdNC, n-jc)
+		for pc := 0; pc < k; pc += simdKC {
+			kb := min(simdKC, k-pc)
+			// Where each nr-wide sliver of op(B) comes from.
+			var bps [simdNC/16 + 1]unsafe.Pointer
+			var rsB [simdNC/16 + 1]uintptr
+			for s, js := 0, 0; js < nb; s, js = s+1, js+nr {
+				// Always packed, even when B's rows are contiguous: reading
+				// B in place (stride ldb) was 10–30% slower because rows
+				// like 180 floats leave most 64-byte loads straddling two
+				// cache lines, while packed slivers are line-aligned.
+				d := buf[js*kb : js*kb+kb*nr]
+				packB(transB, b, ldb, pc, jc+js, kb, min(nr, nb-js), nr, d)
+				bps[s], rsB[s] = unsafe.Pointer(&d[0]), uintptr(nr)*4
+			}
+			bet := beta
+			if pc > 0 {
+				bet = 1 // later k blocks accumulate onto the first
+			}
+			for i := 0; i < m; i += simdMR {
+				rows := min(simdMR, m-i)
+				var a0, a1, a2, a3 unsafe.Pointer
+				var step uintptr
+				if transA {
+					// Column p of the micro-panel is 4 contiguous floats but
+					// successive p are lda apart: each k step would touch a
+					// fresh cache line and the panel would take 16× its
+					// size in L1. Pack it (kb 16-byte copies, reused by
+					// every sliver) into [kb][4].
+					packAT(a, lda, i, pc, rows, kb, apack[:kb*simdMR])
+					a0 = unsafe.Pointer(&apack[0])
+					a1, a2, a3 = unsafe.Add(a0, 4), unsafe.Add(a0, 8), unsafe.Add(a0, 12)
+					step = simdMR * 4
+				} else {
+					// Rows past the edge alias row 0: computed, never stored.
+					a0 = unsafe.Pointer(&a[i*lda+pc])
+					a1, a2, a3 = a0, a0, a0
+					if rows > 1 {
+						a1 = unsafe.Pointer(&a[(i+1)*lda+pc])
+					}
+					if rows > 2 {
+						a2 = unsafe.Pointer(&a[(i+2)*lda+pc])
+					}
+					if rows > 3 {
+						a3 = unsafe.Pointer(&a[(i+3)*lda+pc])
+					}
+					step = 4
+				}
+				ci := c[i*ldc+jc:]
+				for s, js := 0, 0; js < nb; s, js = s+1, js+nr {
+					t := tile{ci[js:], ldc, alpha, bet, rows, min(nr, nb-js)}
+					kern(kb, a0, a1, a2, a3, step, bps[s], rsB[s], &t)
+				}
+			}
+		}
+	}
+}
+
+// packB copies the kb×w block of op(B) at (pc, j0), w ≤ nr, into one
+// sliver: kb rows of nr contiguous floats, zero-padded past w so the kernel
+// can always run full width.
+func packB(transB bool, b []float32, ldb, pc, j0, kb, w, nr int, d []float32) {
+	if !transB {
+		if w == nr && nr%8 == 0 {
+			// 8-wide (AVX, fine for both back ends) moves instead of
+			// copy(): a memmove call per 64–128 bytes costs more than the
+			// copy itself.
+			for p := range kb {
+				src, dst := b[(pc+p)*ldb+j0:], d[p*nr:]
+				for v := 0; v < nr; v += 8 {
+					archsimd.LoadFloat32x8Slice(src[v:]).StoreSlice(dst[v:])
+				}
+			}
+			return
+		}
+		for p := range kb {
+			copy(d[p*nr:p*nr+w], b[(pc+p)*ldb+j0:])
+			clear(d[p*nr+w : p*nr+nr])
+		}
+		return
+	}
+	// op(B)(p, j) = b[j*ldb + p]: read each column of op(B) sequentially
+	// and scatter it down the sliver.
+	if w < nr {
+		clear(d)
+	}
+	for jj := range w {
+		col := b[(j0+jj)*ldb+pc:]
+		col = col[:kb]
+		for p, v := range col {
+			d[p*nr+jj] = v
+		}
+	}
+}
+
+// packAT packs rows i..i+rows of op(A) = Aᵀ, k range pc..pc+kb, as
+// dst[p*4+r]; rows < 4 leave stale lanes that are computed but not stored.
+func packAT(a []float32, lda, i, pc, rows, kb int, dst []float32) {
+	if rows == simdMR {
+		for p := range kb {
+			src := a[(pc+p)*lda+i:]
+			archsimd.LoadFloat32x4Slice(src).StoreSlice(dst[p*simdMR:])
+		}
+		return
+	}
+	for p := range kb {
+		copy(dst[p*simdMR:p*simdMR+rows], a[(pc+p)*lda+i:])
+	}
+}

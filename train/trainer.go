@@ -1,0 +1,386 @@
+package train
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"romae/ckpt"
+	"romae/data"
+	"romae/eval"
+	"romae/model"
+	"romae/optim"
+)
+
+// Trainer fits Model on Train, evaluating on Val (optional) every
+// Cfg.EvalEvery epochs. Meta is stored in every checkpoint (data
+// normalisation, class names, ...), so a checkpoint is self-describing.
+type Trainer struct {
+	Cfg        Config
+	Model      *model.Model[float32]
+	Train, Val *data.Dataset
+	Meta       map[string]string
+	Log        io.Writer // progress and summaries; nil: os.Stderr
+}
+
+// Result summarises a run.
+type Result struct {
+	Steps     int           `json:"steps"`
+	Epochs    int           `json:"epochs"`
+	BestEpoch int           `json:"best_epoch"`
+	Best      *eval.Metrics `json:"best,omitempty"` // validation metrics of the best epoch
+	TrainLoss float64       `json:"train_loss"`     // mean over the last epoch
+	Seconds   float64       `json:"seconds"`
+	Stopped   bool          `json:"stopped,omitempty"` // max_steps reached before the last epoch ended
+}
+
+// state is what a checkpoint needs besides weights and optimiser state to
+// continue exactly: shuffles, masks and dropout are all derived from
+// (seed, epoch) and (seed, step), so no random generator state is saved.
+type state struct {
+	Step      int          `json:"step"`  // optimiser steps taken
+	Epoch     int          `json:"epoch"` // epochs completed
+	LossSum   float64      `json:"loss_sum"`
+	LossN     int          `json:"loss_n"` // running mean of the current epoch
+	BestScore float64      `json:"best_score"`
+	BestEpoch int          `json:"best_epoch"`
+	Best      *eval.Metrics `json:"best,omitempty"`
+}
+
+const (
+	metaState  = "romae.train_state"
+	metaConfig = "romae.train_config"
+	optimPrefix = "optim."
+	// LastFile and BestFile are the checkpoint names inside Cfg.Out.
+	LastFile = "last.safetensors"
+	BestFile = "best.safetensors"
+	// MetricsFile receives one JSON object per logged step and per evaluation.
+	MetricsFile = "metrics.jsonl"
+)
+
+// Run trains until Cfg.Epochs (or Cfg.MaxSteps) and returns a summary. On
+// cancellation it writes last.safetensors first, so the run can resume.
+func (t *Trainer) Run(ctx context.Context) (*Result, error) {
+	cfg, m := t.Cfg, t.Model
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := checkData(m, t.Train, "training"); err != nil {
+		return nil, err
+	}
+	if t.Val != nil {
+		if err := checkData(m, t.Val, "validation"); err != nil {
+			return nil, err
+		}
+	}
+	logw := t.Log
+	if logw == nil {
+		logw = os.Stderr
+	}
+	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
+		return nil, err
+	}
+	opt, err := newOptimizer(cfg)
+	if err != nil {
+		return nil, err
+	}
+	lossOpt, err := t.lossOptions()
+	if err != nil {
+		return nil, err
+	}
+	N := len(t.Train.Samples)
+	perEpoch := (N + cfg.BatchSize - 1) / cfg.BatchSize
+	total := perEpoch * cfg.Epochs
+	sched := optim.Schedule{Kind: cfg.Schedule, PeakLR: cfg.LR, FinalLR: cfg.FinalLR, TotalSteps: total, WarmupSteps: cfg.WarmupSteps}
+	if sched.WarmupSteps == 0 {
+		sched.WarmupSteps = optim.WarmupFromFraction(cfg.WarmupFrac, total)
+	}
+	if cfg.Schedule == "constant" {
+		sched.Kind = optim.Constant
+	}
+	if err := sched.Validate(); err != nil {
+		return nil, err
+	}
+
+	st := state{BestScore: math.MaxFloat64} // JSON has no +Inf
+	if cfg.Resume {
+		if ok, err := t.resume(opt, &st); err != nil {
+			return nil, err
+		} else if ok {
+			fmt.Fprintf(logw, "resuming %s at step %d (epoch %d)\n", filepath.Join(cfg.Out, LastFile), st.Step, st.Epoch+1)
+		}
+	}
+	metrics, err := os.OpenFile(filepath.Join(cfg.Out, MetricsFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defer metrics.Close()
+	enc := json.NewEncoder(metrics)
+
+	ws := m.NewWorkspace()
+	evalWS := m.NewWorkspace()
+	var bt *data.Batch
+	var mask []bool
+	prog := newProgress(logw, cfg.Progress, total)
+	start := time.Now()
+	res := &Result{}
+	logEvery := max(1, perEpoch/10)
+	for epoch := st.Epoch; epoch < cfg.Epochs; epoch++ {
+		perm := rand.New(rand.NewPCG(cfg.Seed, uint64(epoch))).Perm(N)
+		for s := st.Step - epoch*perEpoch; s < perEpoch; s++ {
+			if err := ctx.Err(); err != nil {
+				prog.done()
+				if serr := t.save(LastFile, opt, st); serr != nil {
+					return nil, errors.Join(err, serr)
+				}
+				return nil, err
+			}
+			bt = data.Collate(bt, t.Train, perm[s*cfg.BatchSize:min((s+1)*cfg.BatchSize, N)])
+			rng := rand.New(rand.NewPCG(cfg.Seed, 1<<40+uint64(st.Step)))
+			m.ZeroGrad()
+			var loss float64
+			if m.Cfg.Task == model.TaskPretrain {
+				mask = data.RandomMask(mask, bt, cfg.MaskRatio, rng)
+				loss, err = m.ForwardPretrain(ws, bt, mask, true, rng)
+			} else {
+				loss, err = m.ForwardTask(ws, bt, lossOpt, true, rng)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("step %d: %w", st.Step, err)
+			}
+			if math.IsNaN(loss) || math.IsInf(loss, 0) {
+				return nil, fmt.Errorf("step %d (epoch %d): loss is %v; lower train.lr or set train.clip_norm", st.Step, epoch+1, loss)
+			}
+			if m.Cfg.Task == model.TaskPretrain {
+				m.BackwardPretrain(ws)
+			} else {
+				m.BackwardTask(ws)
+			}
+			gnorm := math.Inf(1)
+			if cfg.ClipNorm > 0 {
+				gnorm = optim.ClipGradNorm(m.Params, cfg.ClipNorm)
+				if math.IsNaN(gnorm) || math.IsInf(gnorm, 0) {
+					return nil, fmt.Errorf("step %d (epoch %d): gradient norm is %v", st.Step, epoch+1, gnorm)
+				}
+			}
+			lr := sched.LR(st.Step)
+			opt.Step(m.Params, lr)
+			st.Step++
+			st.LossSum += loss
+			st.LossN++
+			prog.step(st.Step, epoch+1, cfg.Epochs, st.LossSum/float64(st.LossN), bt.B)
+			if st.Step%logEvery == 0 {
+				rec := map[string]any{"step": st.Step, "epoch": epoch + 1, "loss": loss, "lr": lr}
+				if !math.IsInf(gnorm, 1) {
+					rec["grad_norm"] = gnorm
+				}
+				if err := enc.Encode(rec); err != nil {
+					return nil, err
+				}
+			}
+			if cfg.CheckpointEvery > 0 && st.Step%cfg.CheckpointEvery == 0 {
+				if err := t.save(LastFile, opt, st); err != nil {
+					return nil, err
+				}
+			}
+			if cfg.MaxSteps > 0 && st.Step >= cfg.MaxSteps && st.Step < total {
+				prog.done()
+				res.Stopped = true
+				return t.finish(res, st, start, opt)
+			}
+		}
+		res.TrainLoss = st.LossSum / float64(max(st.LossN, 1))
+		st.Epoch, st.LossSum, st.LossN = epoch+1, 0, 0
+		rec := map[string]any{"epoch": epoch + 1, "step": st.Step, "train_loss": res.TrainLoss, "seconds": time.Since(start).Seconds()}
+		if t.Val != nil && ((epoch+1)%cfg.EvalEvery == 0 || epoch+1 == cfg.Epochs) {
+			met, err := eval.Evaluate(m, evalWS, t.Val, eval.Options{BatchSize: cfg.BatchSize, MaskRatio: cfg.MaskRatio, Seed: cfg.Seed, Loss: lossOpt})
+			if err != nil {
+				return nil, fmt.Errorf("epoch %d validation: %w", epoch+1, err)
+			}
+			rec["val"] = met
+			prog.done()
+			fmt.Fprintf(logw, "epoch %d/%d  train loss %.4g  %s\n", epoch+1, cfg.Epochs, res.TrainLoss, summary(&met))
+			if score := scoreOf(m.Cfg.Task, &met); score < st.BestScore {
+				st.BestScore, st.BestEpoch, st.Best = score, epoch+1, &met
+				if err := t.save(BestFile, nil, st); err != nil {
+					return nil, err
+				}
+			}
+		} else if t.Val == nil {
+			prog.done()
+			fmt.Fprintf(logw, "epoch %d/%d  train loss %.4g\n", epoch+1, cfg.Epochs, res.TrainLoss)
+		}
+		if err := enc.Encode(rec); err != nil {
+			return nil, err
+		}
+		if err := t.save(LastFile, opt, st); err != nil {
+			return nil, err
+		}
+	}
+	prog.done()
+	if t.Val == nil {
+		// Without validation data the last weights are the best we know.
+		st.BestEpoch = cfg.Epochs
+		if err := t.save(BestFile, nil, st); err != nil {
+			return nil, err
+		}
+	}
+	return t.finish(res, st, start, opt)
+}
+
+func (t *Trainer) finish(res *Result, st state, start time.Time, opt optim.Optimizer) (*Result, error) {
+	if err := t.save(LastFile, opt, st); err != nil {
+		return nil, err
+	}
+	res.Steps, res.Epochs, res.BestEpoch, res.Best = st.Step, st.Epoch, st.BestEpoch, st.Best
+	res.Seconds = time.Since(start).Seconds()
+	return res, nil
+}
+
+// scoreOf orders validation results, lower is better: classifiers by
+// accuracy (then loss), everything else by loss.
+func scoreOf(task string, met *eval.Metrics) float64 {
+	if task == model.TaskClassify {
+		return -met.Accuracy + 1e-9*math.Min(met.Loss, 1e6)
+	}
+	return met.Loss
+}
+
+func summary(met *eval.Metrics) string {
+	if met.Confusion != nil {
+		return fmt.Sprintf("val loss %.4g  accuracy %.4f  macro-F1 %.4f", met.Loss, met.Accuracy, met.MacroF1)
+	}
+	return fmt.Sprintf("val MSE %.4g  RMSE %.4g", met.MSE, met.RMSE)
+}
+
+// save writes a checkpoint atomically: weights, optimiser state (for
+// last.safetensors) and the training state.
+func (t *Trainer) save(name string, opt optim.Optimizer, st state) error {
+	meta := map[string]string{}
+	for k, v := range t.Meta {
+		meta[k] = v
+	}
+	sj, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	cj, err := json.Marshal(t.Cfg)
+	if err != nil {
+		return err
+	}
+	meta[metaState], meta[metaConfig] = string(sj), string(cj)
+	var extra []*ckpt.Tensor
+	if opt != nil {
+		meta["romae.optimizer"] = opt.Name()
+		for k, v := range opt.State() {
+			extra = append(extra, ckpt.F32Tensor(optimPrefix+k, []int{len(v)}, v))
+		}
+	}
+	return t.Model.Save(filepath.Join(t.Cfg.Out, name), meta, extra)
+}
+
+// resume loads out/last.safetensors into the model, optimiser and state.
+func (t *Trainer) resume(opt optim.Optimizer, st *state) (bool, error) {
+	path := filepath.Join(t.Cfg.Out, LastFile)
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	m, ck, err := model.Load[float32](path)
+	if err != nil {
+		return false, err
+	}
+	if m.Cfg != t.Model.Cfg {
+		return false, fmt.Errorf("%s: checkpoint model config differs from this run's; use another train.out or drop --train.resume", path)
+	}
+	copy(t.Model.W, m.W)
+	if name := ck.Meta["romae.optimizer"]; name != opt.Name() {
+		return false, fmt.Errorf("%s: saved with optimizer %q, this run uses %q", path, name, opt.Name())
+	}
+	os := map[string][]float32{}
+	for name := range ck.File.Tensors {
+		if strings.HasPrefix(name, optimPrefix) {
+			v, _, err := ck.File.Float32(name)
+			if err != nil {
+				return false, err
+			}
+			os[strings.TrimPrefix(name, optimPrefix)] = v
+		}
+	}
+	if err := opt.LoadState(os); err != nil {
+		return false, fmt.Errorf("%s: optimizer state: %w", path, err)
+	}
+	if err := json.Unmarshal([]byte(ck.Meta[metaState]), st); err != nil {
+		return false, fmt.Errorf("%s: %s: %w", path, metaState, err)
+	}
+	return true, nil
+}
+
+func newOptimizer(cfg Config) (optim.Optimizer, error) {
+	if cfg.Optimizer == "sgd" {
+		o := &optim.SGD{Momentum: cfg.Momentum, WeightDecay: cfg.WeightDecay, Nesterov: cfg.Nesterov}
+		return o, o.Validate()
+	}
+	o := optim.NewAdamW()
+	o.Beta1, o.Beta2, o.Eps, o.WeightDecay = cfg.Beta1, cfg.Beta2, cfg.Eps, cfg.WeightDecay
+	return o, o.Validate()
+}
+
+func (t *Trainer) lossOptions() (model.LossOptions, error) {
+	opt := model.LossOptions{LabelSmoothing: t.Cfg.LabelSmoothing}
+	if t.Model.Cfg.Task != model.TaskClassify {
+		return opt, nil
+	}
+	counts := make([]int, t.Model.Cfg.Outputs)
+	for _, s := range t.Train.Samples {
+		counts[s.Label]++
+	}
+	w, err := t.Cfg.classWeights(counts)
+	opt.ClassWeights = w
+	return opt, err
+}
+
+// checkData refuses a dataset the model cannot train on, naming the sample.
+func checkData(m *model.Model[float32], ds *data.Dataset, role string) error {
+	if ds == nil || len(ds.Samples) == 0 {
+		return fmt.Errorf("%s data is empty", role)
+	}
+	if err := ds.Validate(); err != nil {
+		return fmt.Errorf("%s data: %w", role, err)
+	}
+	switch {
+	case ds.C != m.Cfg.Values:
+		return fmt.Errorf("%s data %q has %d values per token, the model expects %d", role, ds.Name, ds.C, m.Cfg.Values)
+	case ds.D != m.Cfg.PosDims:
+		return fmt.Errorf("%s data %q has %d position axes, the model expects %d", role, ds.Name, ds.D, m.Cfg.PosDims)
+	}
+	switch m.Cfg.Task {
+	case model.TaskClassify:
+		if len(ds.Classes) != m.Cfg.Outputs {
+			return fmt.Errorf("%s data %q has %d classes, the model %d", role, ds.Name, len(ds.Classes), m.Cfg.Outputs)
+		}
+		for i, s := range ds.Samples {
+			if s.Label < 0 {
+				return fmt.Errorf("%s data %q: sample %d (%s) has no label", role, ds.Name, i, s.ID)
+			}
+		}
+	case model.TaskRegress:
+		if ds.TargetDim != m.Cfg.Outputs || ds.TargetPerToken != (m.Cfg.Pool == model.PoolToken) {
+			return fmt.Errorf("%s data %q has %d targets (per token: %v), the model predicts %d (per token: %v)",
+				role, ds.Name, ds.TargetDim, ds.TargetPerToken, m.Cfg.Outputs, m.Cfg.Pool == model.PoolToken)
+		}
+		for i, s := range ds.Samples {
+			if s.Target == nil {
+				return fmt.Errorf("%s data %q: sample %d (%s) has no regression target", role, ds.Name, i, s.ID)
+			}
+		}
+	}
+	return nil
+}

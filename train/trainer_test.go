@@ -1,0 +1,215 @@
+package train
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"romae/data"
+	"romae/model"
+)
+
+// toyData makes n irregular series of 6..12 tokens (2 values, 1-D real
+// time), labelled by whether their first value trends up or down.
+func toyData(n int, seed uint64) *data.Dataset {
+	rng := rand.New(rand.NewPCG(seed, 3))
+	ds := &data.Dataset{Name: "toy", C: 2, D: 1, Classes: []string{"down", "up"}}
+	for i := 0; i < n; i++ {
+		L := 6 + rng.IntN(7)
+		s := data.Sample{ID: fmt.Sprint(i), Label: i % 2}
+		t := 0.0
+		for j := 0; j < L; j++ {
+			t += 0.5 + rng.Float64()
+			slope := -1.0
+			if s.Label == 1 {
+				slope = 1
+			}
+			s.Values = append(s.Values, float32(slope*t/10+0.1*rng.NormFloat64()), float32(rng.NormFloat64()))
+			s.Positions = append(s.Positions, float32(t))
+		}
+		ds.Samples = append(ds.Samples, s)
+	}
+	return ds
+}
+
+func toyModel(t testing.TB, task string) *model.Model[float32] {
+	c := model.DefaultConfig()
+	c.Encoder = model.Size{DModel: 24, Heads: 2, Depth: 2, FFN: 32}
+	c.Decoder = model.Size{DModel: 12, Heads: 1, Depth: 1, FFN: 16}
+	c.Values, c.Task, c.Outputs = 2, task, 2
+	c.AttnDropout, c.HiddenDropout, c.DropPath = 0.1, 0.1, 0.1
+	m, err := model.New[float32](c, 11)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func toyConfig(out string) Config {
+	c := DefaultConfig()
+	c.Epochs, c.BatchSize, c.LR, c.Out, c.Progress = 3, 4, 1e-3, out, "none"
+	return c
+}
+
+func runToy(t testing.TB, cfg Config, task string) (*model.Model[float32], *Result) {
+	m := toyModel(t, task)
+	tr := &Trainer{Cfg: cfg, Model: m, Train: toyData(10, 1), Val: toyData(6, 2), Log: io.Discard}
+	res, err := tr.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, res
+}
+
+func sameWeights(t *testing.T, a, b *model.Model[float32]) {
+	t.Helper()
+	for i := range a.W {
+		if a.W[i] != b.W[i] {
+			t.Fatalf("weight %d differs: %v vs %v", i, a.W[i], b.W[i])
+		}
+	}
+}
+
+// Stopping mid-epoch (step 4 of 3-step epochs) and resuming gives exactly
+// the weights of an uninterrupted run, for both optimisers and tasks.
+func TestResumeIsExact(t *testing.T) {
+	for _, tc := range []struct{ task, opt string }{{model.TaskPretrain, "adamw"}, {model.TaskClassify, "sgd"}} {
+		t.Run(tc.task+"/"+tc.opt, func(t *testing.T) {
+			cfg := toyConfig(t.TempDir())
+			cfg.Optimizer = tc.opt
+			whole, _ := runToy(t, cfg, tc.task)
+
+			cfg.Out = t.TempDir()
+			cfg.MaxSteps = 4
+			_, res := runToy(t, cfg, tc.task)
+			if !res.Stopped || res.Steps != 4 {
+				t.Fatalf("first half: %+v, want stopped at step 4", res)
+			}
+			cfg.MaxSteps, cfg.Resume = 0, true
+			resumed, res := runToy(t, cfg, tc.task)
+			if res.Steps != 9 {
+				t.Fatalf("resumed run ended at step %d, want 9", res.Steps)
+			}
+			sameWeights(t, whole, resumed)
+		})
+	}
+}
+
+// A training process killed with SIGKILL at an arbitrary moment (it writes
+// last.safetensors after every step) resumes to the same final weights.
+func TestResumeAfterKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns a training subprocess")
+	}
+	cfg := toyConfig(t.TempDir())
+	cfg.Epochs = 6
+	whole, _ := runToy(t, cfg, model.TaskPretrain)
+
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestTrainSubprocess$")
+	cmd.Env = append(os.Environ(), "ROMAE_TRAIN_SUBPROCESS="+dir)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Kill once a few steps are checkpointed, wherever the process is then.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if b, err := os.ReadFile(filepath.Join(dir, MetricsFile)); err == nil && strings.Count(string(b), "\n") >= 5 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("subprocess made no progress")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+
+	cfg.Out, cfg.Resume = dir, true
+	resumed, res := runToy(t, cfg, model.TaskPretrain)
+	if res.Steps != 18 {
+		t.Fatalf("resumed run ended at step %d, want 18", res.Steps)
+	}
+	sameWeights(t, whole, resumed)
+}
+
+// TestTrainSubprocess is the process TestResumeAfterKill kills.
+func TestTrainSubprocess(t *testing.T) {
+	dir := os.Getenv("ROMAE_TRAIN_SUBPROCESS")
+	if dir == "" {
+		t.Skip("only run as TestResumeAfterKill's subprocess")
+	}
+	cfg := toyConfig(dir)
+	cfg.Epochs, cfg.CheckpointEvery = 6, 1
+	runToy(t, cfg, model.TaskPretrain)
+}
+
+// Training actually learns: the toy classification task is separable.
+func TestTrainingLearns(t *testing.T) {
+	cfg := toyConfig(t.TempDir())
+	cfg.Epochs, cfg.LR = 30, 3e-3
+	m := toyModel(t, model.TaskClassify)
+	tr := &Trainer{Cfg: cfg, Model: m, Train: toyData(40, 1), Val: toyData(20, 2), Log: io.Discard}
+	res, err := tr.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Best == nil || res.Best.Accuracy < 0.9 {
+		t.Errorf("best validation %+v, want accuracy ≥ 0.9 on a separable task", res.Best)
+	}
+	for _, f := range []string{BestFile, LastFile, MetricsFile} {
+		if _, err := os.Stat(filepath.Join(cfg.Out, f)); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func TestBadInputsRefused(t *testing.T) {
+	noLabel := toyData(4, 1)
+	noLabel.Samples[2].Label = -1
+	wrongC := toyData(4, 1)
+	wrongC.C = 3
+	for i := range wrongC.Samples {
+		s := &wrongC.Samples[i]
+		s.Values = append(s.Values, s.Values[:len(s.Values)/2]...)
+	}
+	nan := toyData(4, 1)
+	nan.Samples[1].Values[0] = float32(nanValue())
+	cases := []struct {
+		name string
+		ds   *data.Dataset
+		cfg  func(*Config)
+		want string
+	}{
+		{"missing label", noLabel, nil, "sample 2 (2) has no label"},
+		{"wrong values", wrongC, nil, "values per token"},
+		{"nan value", nan, nil, "NaN"},
+		{"bad lr", toyData(4, 1), func(c *Config) { c.LR = -1 }, "train.lr"},
+		{"bad optimizer", toyData(4, 1), func(c *Config) { c.Optimizer = "adam" }, "train.optimizer"},
+		{"bad class weights", toyData(4, 1), func(c *Config) { c.ClassWeights = "1,2,3" }, "class_weights"},
+		{"empty", &data.Dataset{Name: "e", C: 2, D: 1, Classes: []string{"a", "b"}}, nil, "empty"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := toyConfig(t.TempDir())
+			if tc.cfg != nil {
+				tc.cfg(&cfg)
+			}
+			tr := &Trainer{Cfg: cfg, Model: toyModel(t, model.TaskClassify), Train: tc.ds, Log: io.Discard}
+			_, err := tr.Run(context.Background())
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func nanValue() float64 { var z float64; return z / z }
