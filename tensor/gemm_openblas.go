@@ -41,3 +41,4 @@ func initOpenBLAS() bool {
 	C.openblas_set_num_threads(C.int(runtime.GOMAXPROCS(0)))
 	return true
 }
+

@@ -29,6 +29,7 @@ const (
 	simdMR = 4   // rows per micro-tile (fixed by the kernels)
 	simdKC = 256 // k block: an A micro-panel is 4×256×4 B = 4 KiB of L1
 	simdNC = 512 // column block: packed B ≤ 256×512×4 B = 512 KiB of L2
+	simdMC = 128 // row block for packing transposed A: 128 KiB
 	// Products below this many multiply-adds run on one core: splitting
 	// costs a goroutine hand-off (~1–2 µs) and duplicates B packing.
 	simdParallelFMAs = 1 << 20
@@ -37,12 +38,11 @@ const (
 type simdBackend struct {
 	name string
 	nr   int // columns per micro-tile
-	kern kernelFunc
 }
 
 var (
-	_ = register(&simdBackend{"avx512", 32, kernel4x32}, rankAVX512, archsimd.X86.AVX512())
-	_ = register(&simdBackend{"avx2", 16, kernel4x16}, rankAVX2, archsimd.X86.AVX2() && archsimd.X86.FMA())
+	_ = register(&simdBackend{"avx512", 32}, rankAVX512, archsimd.X86.AVX512())
+	_ = register(&simdBackend{"avx2", 16}, rankAVX2, archsimd.X86.AVX2() && archsimd.X86.FMA())
 )
 
 func (s *simdBackend) Name() string { return s.name }
@@ -105,7 +105,7 @@ func getPackBuf() *[]float32 {
 	case p := <-packBufs:
 		return p
 	default:
-		s := make([]float32, simdKC*(simdNC+32))
+		s := make([]float32, simdKC*(simdNC+32)+simdMC*simdKC)
 		return &s
 	}
 }
@@ -122,8 +122,8 @@ func (s *simdBackend) serial(transA, transB bool, m, n, k int, alpha float32, a 
 	bufp := getPackBuf()
 	defer putPackBuf(bufp)
 	buf := *bufp
-	nr, kern := s.nr, s.kern
-	var apack [simdKC * simdMR]float32
+	nr, wide := s.nr, s.nr == 32
+	apack := buf[simdKC*(simdNC+32):]
 	for jc := 0; jc < n; jc += simdNC {
 		nb := min(simdNC, n-jc)
 		for pc := 0; pc < k; pc += simdKC {
@@ -144,39 +144,51 @@ func (s *simdBackend) serial(transA, transB bool, m, n, k int, alpha float32, a 
 			if pc > 0 {
 				bet = 1 // later k blocks accumulate onto the first
 			}
-			for i := 0; i < m; i += simdMR {
-				rows := min(simdMR, m-i)
-				var a0, a1, a2, a3 unsafe.Pointer
-				var step uintptr
+			for ic := 0; ic < m; ic += simdMC {
+				mb := min(simdMC, m-ic)
 				if transA {
-					// Column p of the micro-panel is 4 contiguous floats but
-					// successive p are lda apart: each k step would touch a
-					// fresh cache line and the panel would take 16× its
-					// size in L1. Pack it (kb 16-byte copies, reused by
-					// every sliver) into [kb][4].
-					packAT(a, lda, i, pc, rows, kb, apack[:kb*simdMR])
-					a0 = unsafe.Pointer(&apack[0])
-					a1, a2, a3 = unsafe.Add(a0, 4), unsafe.Add(a0, 8), unsafe.Add(a0, 12)
-					step = simdMR * 4
-				} else {
-					// Rows past the edge alias row 0: computed, never stored.
-					a0 = unsafe.Pointer(&a[i*lda+pc])
-					a1, a2, a3 = a0, a0, a0
-					if rows > 1 {
-						a1 = unsafe.Pointer(&a[(i+1)*lda+pc])
-					}
-					if rows > 2 {
-						a2 = unsafe.Pointer(&a[(i+2)*lda+pc])
-					}
-					if rows > 3 {
-						a3 = unsafe.Pointer(&a[(i+3)*lda+pc])
-					}
-					step = 4
+					// Column p of a 4-row micro-panel is 4 contiguous floats
+					// but successive p are lda apart, so reading op(A) in
+					// place touches a new cache line every k step. Pack the
+					// block as [mb/4][kb][4], reading A's rows sequentially.
+					packAT(a, lda, ic, pc, mb, kb, apack)
 				}
-				ci := c[i*ldc+jc:]
-				for s, js := 0, 0; js < nb; s, js = s+1, js+nr {
-					t := tile{ci[js:], ldc, alpha, bet, rows, min(nr, nb-js)}
-					kern(kb, a0, a1, a2, a3, step, bps[s], rsB[s], &t)
+				for i := ic; i < ic+mb; i += simdMR {
+					rows := min(simdMR, m-i)
+					var a0, a1, a2, a3 unsafe.Pointer
+					var step uintptr
+					if transA {
+						a0 = unsafe.Pointer(&apack[(i-ic)*kb])
+						a1, a2, a3 = unsafe.Add(a0, 4), unsafe.Add(a0, 8), unsafe.Add(a0, 12)
+						step = simdMR * 4
+					} else {
+						// Rows past the edge alias row 0: computed, not stored.
+						a0 = unsafe.Pointer(&a[i*lda+pc])
+						a1, a2, a3 = a0, a0, a0
+						if rows > 1 {
+							a1 = unsafe.Pointer(&a[(i+1)*lda+pc])
+						}
+						if rows > 2 {
+							a2 = unsafe.Pointer(&a[(i+2)*lda+pc])
+						}
+						if rows > 3 {
+							a3 = unsafe.Pointer(&a[(i+3)*lda+pc])
+						}
+						step = 4
+					}
+					// The A micro-panel stays in L1 across the slivers; the
+					// packed B panel streams from L2.
+					ci := c[i*ldc+jc:]
+					for s, js := 0, 0; js < nb; s, js = s+1, js+nr {
+						t := tile{ci[js:], ldc, alpha, bet, rows, min(nr, nb-js)}
+						// Direct calls, not a func value: through an indirect
+						// call &t would escape and cost an allocation per tile.
+						if wide {
+							kernel4x32(kb, a0, a1, a2, a3, step, bps[s], rsB[s], &t)
+						} else {
+							kernel4x16(kb, a0, a1, a2, a3, step, bps[s], rsB[s], &t)
+						}
+					}
 				}
 			}
 		}
@@ -220,17 +232,23 @@ func packB(transB bool, b []float32, ldb, pc, j0, kb, w, nr int, d []float32) {
 	}
 }
 
-// packAT packs rows i..i+rows of op(A) = Aᵀ, k range pc..pc+kb, as
-// dst[p*4+r]; rows < 4 leave stale lanes that are computed but not stored.
-func packAT(a []float32, lda, i, pc, rows, kb int, dst []float32) {
-	if rows == simdMR {
-		for p := range kb {
-			src := a[(pc+p)*lda+i:]
-			archsimd.LoadFloat32x4Slice(src).StoreSlice(dst[p*simdMR:])
-		}
-		return
-	}
+// packAT packs rows ic..ic+mb of op(A) = Aᵀ over k range pc..pc+kb as
+// micro-panels dst[(i/4)*kb*4 + p*4 + r]. A row of A (fixed p) is read
+// sequentially and dealt out 4 floats per panel; a short last panel is
+// zero-padded (its extra rows are computed but never stored).
+func packAT(a []float32, lda, ic, pc, mb, kb int, dst []float32) {
+	full := mb &^ (simdMR - 1)
 	for p := range kb {
-		copy(dst[p*simdMR:p*simdMR+rows], a[(pc+p)*lda+i:])
+		src := a[(pc+p)*lda+ic:]
+		src = src[:mb]
+		d := dst[p*simdMR:]
+		for i := 0; i < full; i += simdMR {
+			archsimd.LoadFloat32x4Slice(src[i:]).StoreSlice(d[i*kb:])
+		}
+		if full < mb {
+			e := d[full*kb : full*kb+simdMR]
+			clear(e)
+			copy(e, src[full:])
+		}
 	}
 }

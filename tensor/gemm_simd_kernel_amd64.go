@@ -29,13 +29,12 @@ import (
 	"unsafe"
 )
 
-// kernelFunc computes the rows×cols tile C = alpha·Σ_p A[r,p]·Bp[p,:] + beta·C
-// (beta==0: C is not read). a0..a3 point at A[r,0]; rows<4 repeat a0.
-// bp points at the first nr-wide row of B, the next one rsB bytes on.
-// Everything needed only after the k loop sits behind the *tile pointer:
-// a float argument would pin a vector register through the loop and make
-// the accumulators spill.
-type kernelFunc func(kc int, a0, a1, a2, a3 unsafe.Pointer, csA uintptr, bp unsafe.Pointer, rsB uintptr, t *tile)
+// A kernel computes the rows×cols tile C = alpha·Σ_p A[r,p]·Bp[p,:] + beta·C
+// (beta==0: C is not read). a0..a3 point at A[r,0] and step csA bytes per
+// k; rows<4 repeat a0. bp points at the first nr-wide row of B, the next
+// one rsB bytes on. Everything needed only after the k loop sits behind
+// the *tile pointer: a float argument would pin a vector register through
+// the loop and make the accumulators spill.
 
 // tile is where a micro-kernel's result goes: c is C from the tile's
 // top-left corner.

@@ -2,6 +2,7 @@ package train
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -109,7 +110,7 @@ func TestResumeAfterKill(t *testing.T) {
 		t.Skip("spawns a training subprocess")
 	}
 	cfg := toyConfig(t.TempDir())
-	cfg.Epochs = 6
+	cfg.Epochs = killEpochs
 	whole, _ := runToy(t, cfg, model.TaskPretrain)
 
 	dir := t.TempDir()
@@ -121,7 +122,7 @@ func TestResumeAfterKill(t *testing.T) {
 	// Kill once a few steps are checkpointed, wherever the process is then.
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		if b, err := os.ReadFile(filepath.Join(dir, MetricsFile)); err == nil && strings.Count(string(b), "\n") >= 5 {
+		if b, err := os.ReadFile(filepath.Join(dir, MetricsFile)); err == nil && strings.Count(string(b), "\n") >= 12 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -132,14 +133,31 @@ func TestResumeAfterKill(t *testing.T) {
 	}
 	cmd.Process.Kill()
 	cmd.Wait()
+	_, ck, err := model.Load[float32](filepath.Join(dir, LastFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st state
+	if err := json.Unmarshal([]byte(ck.Meta[metaState]), &st); err != nil {
+		t.Fatal(err)
+	}
+	total := 3 * killEpochs
+	if st.Step >= total {
+		t.Fatalf("the subprocess finished (step %d) before it was killed; the test proves nothing", st.Step)
+	}
+	t.Logf("killed after checkpointing step %d of %d (epoch %d)", st.Step, total, st.Epoch+1)
 
 	cfg.Out, cfg.Resume = dir, true
 	resumed, res := runToy(t, cfg, model.TaskPretrain)
-	if res.Steps != 18 {
-		t.Fatalf("resumed run ended at step %d, want 18", res.Steps)
+	if res.Steps != total {
+		t.Fatalf("resumed run ended at step %d, want %d", res.Steps, total)
 	}
 	sameWeights(t, whole, resumed)
 }
+
+// killEpochs is long enough (3 steps each, a checkpoint per step) that the
+// kill lands mid-run.
+const killEpochs = 200
 
 // TestTrainSubprocess is the process TestResumeAfterKill kills.
 func TestTrainSubprocess(t *testing.T) {
@@ -148,7 +166,7 @@ func TestTrainSubprocess(t *testing.T) {
 		t.Skip("only run as TestResumeAfterKill's subprocess")
 	}
 	cfg := toyConfig(dir)
-	cfg.Epochs, cfg.CheckpointEvery = 6, 1
+	cfg.Epochs, cfg.CheckpointEvery = killEpochs, 1
 	runToy(t, cfg, model.TaskPretrain)
 }
 

@@ -1,0 +1,214 @@
+package main
+
+import (
+	"encoding"
+	"flag"
+	"fmt"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"romae/data"
+	"romae/model"
+	"romae/train"
+)
+
+// runConfig is a training run: what the model is, how it trains, and what
+// it trains on. It is read from a YAML or JSON file (--config) and every
+// field can be overridden by a flag named after its path, e.g.
+// --train.lr 1e-4 or --model.pos_encoding absolute.
+type runConfig struct {
+	Model modelSection `yaml:"model"`
+	Train train.Config `yaml:"train"`
+	Data  dataSection  `yaml:"data"`
+}
+
+type modelSection struct {
+	Size        string `yaml:"size" help:"encoder size: tiny-shallow, tiny, small, base, large, or d_model,heads,depth,ffn"`
+	DecoderSize string `yaml:"decoder_size" help:"decoder size (pre-training), same forms as size"`
+	PosEncoding string `yaml:"pos_encoding" help:"rope (continuous axial p-RoPE), rope-int (integer positions, cached tables) or absolute (sin/cos added to the input)"`
+	P           float64 `yaml:"p_rope" help:"fraction of rotary pairs that rotate (p-RoPE); the lowest frequencies stay unrotated"`
+	RoPEBase    float64 `yaml:"rope_base" help:"RoPE base"`
+	UseCLS      bool    `yaml:"use_cls" help:"prepend a learned [CLS] token at position 0"`
+	Task        string  `yaml:"task" help:"fine-tuning task: auto (classify when the data has labels, regress when it has targets), classify or regress"`
+	Pool        string  `yaml:"pool" help:"fine-tuning head input: auto, cls, mean, or token (per-token regression)"`
+	NormEps     float64 `yaml:"rmsnorm_eps" help:"RMSNorm ε"`
+	NormTargets bool    `yaml:"normalize_targets" help:"pre-training: per-patch normalised reconstruction targets (needs ≥ 2 values per token)"`
+	AttnDropout   float64 `yaml:"attn_dropout" help:"dropout on attention probabilities"`
+	HiddenDropout float64 `yaml:"hidden_dropout" help:"dropout on the MLP hidden layer"`
+	HeadDropout   float64 `yaml:"head_dropout" help:"dropout before the head"`
+	DropPath      float64 `yaml:"drop_path" help:"stochastic depth rate of the last layer (layer i drops with i/(depth-1)·rate)"`
+}
+
+type dataSection struct {
+	Train       string  `yaml:"train" help:"training data file (.ts, .csv, .npy, .npz)"`
+	Val         string  `yaml:"val" help:"validation data file (empty: hold out data.val_fraction of train)"`
+	ValFraction float64 `yaml:"val_fraction" help:"fraction of train held out for validation when data.val is empty (0: none)"`
+	Normalize   bool    `yaml:"normalize" help:"standardise each value slot with the training set's mean and std (kept in the checkpoint)"`
+	data.Source `yaml:",inline"`
+}
+
+func defaultRunConfig() runConfig {
+	d := model.DefaultConfig()
+	return runConfig{
+		Model: modelSection{Size: "tiny", DecoderSize: "tiny-shallow", PosEncoding: d.PosEncoding, P: d.P, RoPEBase: d.RoPEBase,
+			UseCLS: true, Task: "auto", Pool: "auto", NormEps: d.NormEps},
+		Train: train.DefaultConfig(),
+		Data:  dataSection{ValFraction: 0, Normalize: true, Source: data.Source{Format: "auto", Missing: data.MissingDropStep}},
+	}
+}
+
+// modelConfig resolves the section into a model.Config for data with
+// `values` values per token and `posDims` position axes.
+func (s *modelSection) modelConfig(task string, values, posDims, outputs int) (model.Config, error) {
+	c := model.DefaultConfig()
+	enc, err := model.ParseSize(s.Size)
+	if err != nil {
+		return c, fmt.Errorf("model.size: %w", err)
+	}
+	dec, err := model.ParseSize(s.DecoderSize)
+	if err != nil {
+		return c, fmt.Errorf("model.decoder_size: %w", err)
+	}
+	c.Encoder, c.Decoder, c.Values, c.PosDims, c.Task, c.Outputs = enc, dec, values, posDims, task, outputs
+	c.PosEncoding, c.P, c.RoPEBase, c.UseCLS, c.NormEps, c.NormTargets = s.PosEncoding, s.P, s.RoPEBase, s.UseCLS, s.NormEps, s.NormTargets
+	c.AttnDropout, c.HiddenDropout, c.HeadDropout, c.DropPath = s.AttnDropout, s.HiddenDropout, s.HeadDropout, s.DropPath
+	return c, c.Validate()
+}
+
+// parseRunConfig reads --config (if given) and then the flags into cfg.
+func parseRunConfig(fs *flag.FlagSet, cfg *runConfig, args []string) error {
+	for i, a := range args {
+		var path string
+		switch {
+		case (a == "--config" || a == "-config") && i+1 < len(args):
+			path = args[i+1]
+		case strings.HasPrefix(a, "--config="), strings.HasPrefix(a, "-config="):
+			path = a[strings.Index(a, "=")+1:]
+		}
+		if path != "" {
+			raw, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			dec := yaml.NewDecoder(strings.NewReader(string(raw)))
+			dec.KnownFields(true)
+			if err := dec.Decode(cfg); err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+		}
+	}
+	fs.String("config", "", "YAML or JSON file with model/train/data sections; flags override it")
+	bindFlags(fs, reflect.ValueOf(cfg).Elem(), "")
+	return fs.Parse(args)
+}
+
+// bindFlags registers one flag per leaf field of v, named by its yaml path
+// and documented by its help tag, with the current value as default.
+func bindFlags(fs *flag.FlagSet, v reflect.Value, prefix string) {
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := strings.Split(f.Tag.Get("yaml"), ",")
+		fv := v.Field(i)
+		if len(tag) > 1 && tag[1] == "inline" {
+			bindFlags(fs, fv, prefix)
+			continue
+		}
+		if tag[0] == "" || tag[0] == "-" || !f.IsExported() {
+			continue
+		}
+		name := prefix + tag[0]
+		if fv.Kind() == reflect.Struct {
+			bindFlags(fs, fv, name+".")
+			continue
+		}
+		fs.Var(&fieldValue{fv}, name, f.Tag.Get("help"))
+	}
+}
+
+// fieldValue adapts a struct field to flag.Value.
+type fieldValue struct{ v reflect.Value }
+
+var _ encoding.TextUnmarshaler = (*fieldValue)(nil)
+
+func (f *fieldValue) UnmarshalText(b []byte) error { return f.Set(string(b)) }
+
+func (f *fieldValue) String() string {
+	if !f.v.IsValid() {
+		return ""
+	}
+	switch f.v.Kind() {
+	case reflect.Slice:
+		parts := make([]string, f.v.Len())
+		for i := range parts {
+			parts[i] = fmt.Sprint(f.v.Index(i).Interface())
+		}
+		return strings.Join(parts, ",")
+	case reflect.Array:
+		parts := make([]string, f.v.Len())
+		for i := range parts {
+			parts[i] = fmt.Sprint(f.v.Index(i).Interface())
+		}
+		return strings.Join(parts, ",")
+	}
+	return fmt.Sprint(f.v.Interface())
+}
+
+func (f *fieldValue) IsBoolFlag() bool { return f.v.Kind() == reflect.Bool }
+
+func (f *fieldValue) Set(s string) error {
+	v := f.v
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString(s)
+	case reflect.Bool:
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return err
+		}
+		v.SetBool(b)
+	case reflect.Int:
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return err
+		}
+		v.SetInt(int64(n))
+	case reflect.Uint64:
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return err
+		}
+		v.SetUint(n)
+	case reflect.Float64:
+		x, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return err
+		}
+		v.SetFloat(x)
+	case reflect.Slice: // []string
+		var parts []string
+		if s != "" {
+			parts = strings.Split(s, ",")
+		}
+		v.Set(reflect.ValueOf(parts))
+	case reflect.Array: // [N]int
+		parts := strings.Split(s, ",")
+		if len(parts) != v.Len() {
+			return fmt.Errorf("want %d comma-separated integers", v.Len())
+		}
+		for i, p := range parts {
+			n, err := strconv.Atoi(strings.TrimSpace(p))
+			if err != nil {
+				return err
+			}
+			v.Index(i).SetInt(int64(n))
+		}
+	default:
+		return fmt.Errorf("unsupported flag type %s", v.Type())
+	}
+	return nil
+}

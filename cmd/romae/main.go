@@ -1,0 +1,66 @@
+// Command romae trains and runs Rotary Masked Autoencoders: pre-training on
+// unlabelled (irregular) data, fine-tuning, evaluation, prediction,
+// interpolation and embedding, on .ts, long-format CSV and NumPy files.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"sort"
+	"syscall"
+)
+
+type command struct {
+	summary string
+	run     func(ctx context.Context, args []string) error
+}
+
+var commands = map[string]command{
+	"pretrain":        {"pre-train a masked autoencoder on unlabelled data", cmdPretrain},
+	"finetune":        {"fine-tune a classifier/regressor from a pre-trained checkpoint", cmdFinetune},
+	"evaluate":        {"metrics of a checkpoint on a data file (JSON)", cmdEvaluate},
+	"predict":         {"predictions (labels and probabilities, or targets) as CSV or JSON", cmdPredict},
+	"interpolate":     {"values at requested times/positions for each series (CSV)", cmdInterpolate},
+	"embed":           {"[CLS] or mean embeddings to .npy", cmdEmbed},
+	"inspect":         {"a checkpoint's config, sizes and training state (JSON)", cmdInspect},
+	"sizes":           {"the model sizes of the paper's Table 8", cmdSizes},
+	"verify-official": {"compare with the authors' PyTorch outputs on a parity fixture", cmdVerifyOfficial},
+}
+
+func usage() {
+	fmt.Fprintf(os.Stderr, "usage: romae <command> [flags]   (romae <command> --help for its flags)\n\ncommands:\n")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(os.Stderr, "  %-16s %s\n", n, commands[n].summary)
+	}
+}
+
+func main() {
+	if len(os.Args) < 2 || os.Args[1] == "-h" || os.Args[1] == "--help" || os.Args[1] == "help" {
+		usage()
+		if len(os.Args) < 2 {
+			os.Exit(2)
+		}
+		return
+	}
+	cmd, ok := commands[os.Args[1]]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "romae: unknown command %q\n", os.Args[1])
+		usage()
+		os.Exit(2)
+	}
+	// Ctrl-C stops training cleanly: the trainer writes last.safetensors
+	// before returning, so the run can be resumed.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := cmd.run(ctx, os.Args[2:]); err != nil {
+		fmt.Fprintf(os.Stderr, "romae %s: %v\n", os.Args[1], err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,169 @@
+package data
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+)
+
+// Source says how to read a data file. Checkpoints keep the Source they
+// were trained with, so evaluation and prediction read new files the same
+// way without repeating every option.
+type Source struct {
+	Format string `json:"format" yaml:"format" help:"auto (by extension), ts, csv, npy or npz"`
+	// .ts
+	Missing string `json:"missing" yaml:"missing" help:".ts missing values: drop-step (a step with a missing value is dropped) or channel-axis (one token per observed value, channel as a 2nd position axis)"`
+	// long CSV
+	IDColumn      string   `json:"id_column" yaml:"id_column" help:"CSV: object id column"`
+	TimeColumn    string   `json:"time_column" yaml:"time_column" help:"CSV: time column"`
+	ChannelColumn string   `json:"channel_column" yaml:"channel_column" help:"CSV: channel/band column (empty: 'channel' if present)"`
+	ValueColumns  []string `json:"value_columns" yaml:"value_columns" help:"CSV: value columns, comma-separated (e.g. flux,flux_err)"`
+	ChannelMode   string   `json:"channel_mode" yaml:"channel_mode" help:"CSV: axis (channel is a position axis) or slot (channels are value slots)"`
+	LabelColumn   string   `json:"label_column" yaml:"label_column" help:"CSV: per-object label column"`
+	LabelsFile    string   `json:"labels_file" yaml:"labels_file" help:"CSV: separate id,label file"`
+	TargetColumns []string `json:"target_columns" yaml:"target_columns" help:"CSV: per-object regression target columns"`
+	// npy / npz
+	ArrayKey string `json:"array_key" yaml:"array_key" help:"npz: array with the data, [N,T,C] series or [N,H,W(,C)] images (default x)"`
+	LabelKey string `json:"label_key" yaml:"label_key" help:"npz: array with integer labels (default y, optional)"`
+	Patch    [2]int `json:"patch" yaml:"patch" help:"npy/npz images: patch height,width (0,0: treat as series)"`
+	// protocol
+	DropFraction float64 `json:"drop_fraction" yaml:"drop_fraction" help:"drop this fraction of each series' time steps at random (the paper's UEA protocol uses 0.3)"`
+	DropSeed     uint64  `json:"drop_seed" yaml:"drop_seed" help:"seed of the random step dropping"`
+}
+
+// Load reads path as s describes.
+func (s Source) Load(path string) (*Dataset, error) {
+	format := s.Format
+	if format == "" || format == "auto" {
+		switch strings.ToLower(filepath.Ext(path)) {
+		case ".ts":
+			format = "ts"
+		case ".csv":
+			format = "csv"
+		case ".npy":
+			format = "npy"
+		case ".npz":
+			format = "npz"
+		default:
+			return nil, fmt.Errorf("%s: cannot tell the format from the extension; set data.format (ts, csv, npy, npz)", path)
+		}
+	}
+	var ds *Dataset
+	var err error
+	switch format {
+	case "ts":
+		ds, err = LoadTS(path, TSOptions{Missing: s.Missing})
+	case "csv":
+		ds, err = s.loadCSV(path)
+	case "npy", "npz":
+		ds, err = s.loadArrays(path, format)
+	default:
+		return nil, fmt.Errorf("data.format %q: want auto, ts, csv, npy or npz", format)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if s.DropFraction > 0 {
+		axis := 0
+		if format == "csv" {
+			axis = ds.D - 1 // time is the last axis of CSV positions
+		}
+		ds, err = DropRandomSteps(ds, s.DropFraction, axis, rand.New(rand.NewPCG(s.DropSeed, 0x30)))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	if ds.Name == "" {
+		ds.Name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	}
+	return ds, nil
+}
+
+func (s Source) loadCSV(path string) (*Dataset, error) {
+	opt := CSVOptions{IDColumn: s.IDColumn, TimeColumn: s.TimeColumn, ChannelColumn: s.ChannelColumn,
+		ValueColumns: s.ValueColumns, ChannelMode: s.ChannelMode, LabelColumn: s.LabelColumn, TargetColumns: s.TargetColumns}
+	ds, err := LoadLongCSV(path, opt)
+	if err != nil || s.LabelsFile == "" {
+		return ds, err
+	}
+	labels, err := LoadLabelsCSV(s.LabelsFile, "id", "label")
+	if err != nil {
+		return nil, err
+	}
+	if err := AttachLabels(ds, labels, nil); err != nil {
+		return nil, fmt.Errorf("%s with labels %s: %w", path, s.LabelsFile, err)
+	}
+	return ds, nil
+}
+
+func (s Source) loadArrays(path, format string) (*Dataset, error) {
+	var x *Array
+	var labels []int
+	if format == "npy" {
+		a, err := LoadNPY(path)
+		if err != nil {
+			return nil, err
+		}
+		x = a
+	} else {
+		arrs, err := LoadNPZ(path)
+		if err != nil {
+			return nil, err
+		}
+		xk, yk := s.ArrayKey, s.LabelKey
+		if xk == "" {
+			xk = "x"
+		}
+		if yk == "" {
+			yk = "y"
+		}
+		if x = arrs[xk]; x == nil {
+			return nil, fmt.Errorf("%s: no array %q (set data.array_key)", path, xk)
+		}
+		if y := arrs[yk]; y != nil {
+			if labels, err = y.Ints(); err != nil {
+				return nil, fmt.Errorf("%s: array %q: %w", path, yk, err)
+			}
+		}
+	}
+	var ds *Dataset
+	var err error
+	if s.Patch != [2]int{} {
+		ds, err = DenseImages(x, labels, s.Patch)
+	} else {
+		ds, err = DenseSeries(x, labels)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return ds, nil
+}
+
+// MatchClasses relabels ds so that its class indices follow names (the
+// classes a model was trained with), by name. A class ds has that the
+// model does not know is an error naming it.
+func MatchClasses(ds *Dataset, names []string) error {
+	if len(ds.Classes) == 0 {
+		return nil
+	}
+	index := map[string]int{}
+	for i, n := range names {
+		index[n] = i
+	}
+	remap := make([]int, len(ds.Classes))
+	for i, n := range ds.Classes {
+		j, ok := index[n]
+		if !ok {
+			return fmt.Errorf("dataset %q has class %q, which the model was not trained on (it knows %s)", ds.Name, n, strings.Join(names, ", "))
+		}
+		remap[i] = j
+	}
+	for i := range ds.Samples {
+		if l := ds.Samples[i].Label; l >= 0 {
+			ds.Samples[i].Label = remap[l]
+		}
+	}
+	ds.Classes = append([]string(nil), names...)
+	return nil
+}
