@@ -5,7 +5,29 @@ package tensor
 // be swapped at run time (ROMAE_GEMM=<name> or SetBackend) without touching
 // the model code.
 //
-// Measured float32 GFLOP/s: see the table filled in below (MEASURED).
+// Measured float32 GFLOP/s, 2 cores (AMD EPYC family 25 model 17 = Zen 4:
+// one 512-bit FMA per cycle per core, so peak is ~117 GFLOP/s per core and
+// ~234 for the box, not the 670 a 2×512-bit Zen 5 would have):
+//
+//	GOEXPERIMENT=simd go test -tags openblas ./tensor -run '^$' \
+//	    -bench Sgemm -benchtime=0.3s -count=3        (best of 3)
+//
+//	shape (m×n×k, trans)           avx512  openblas  avx2   gonum
+//	qkv    6400×180×180   NN       136–158   116      88     28
+//	ffn1   6400×720×180   NN       150–163   172      84     26
+//	ffn2   6400×180×720   NN       129–141   156–160  89     27
+//	dx     6400×180×720   NT       116–126   156–160  92     27
+//	dw     180×180×6400   TN        65–82    131–141  61     15
+//	dw     720×180×6400   TN       124–129   145–151  69     16
+//	attnQK 96×(200×200×60) NT       85–98     76–85   45–66  17
+//	attnPV 96×(200×60×200) NN      106–113    71–75   48–69  17
+//
+// The box is shared and numbers swing by up to 2× between runs when
+// another process holds a core; the ranges are the quiet runs. Single
+// core, avx512 does 75–82 (NN) and ~55 (dw) against a 106 in-L1 kernel.
+// Hence the default order: openblas (when built with -tags openblas:
+// best on the k-heavy weight gradients), then avx512 (best on attention),
+// avx2, gonum.
 
 import (
 	"fmt"
@@ -267,8 +289,8 @@ func workers() int { return runtime.GOMAXPROCS(0) }
 // Default preference (lower first), from the measurements at the top of
 // this file.
 const (
-	rankAVX512   = 10
-	rankOpenBLAS = 20
+	rankOpenBLAS = 10
+	rankAVX512   = 20
 	rankAVX2     = 30
 	rankGonum    = 40
 )

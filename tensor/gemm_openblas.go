@@ -41,4 +41,3 @@ func initOpenBLAS() bool {
 	C.openblas_set_num_threads(C.int(runtime.GOMAXPROCS(0)))
 	return true
 }
-

@@ -270,10 +270,10 @@ func TestSetBackend(t *testing.T) {
 // (heads side by side in one row) and a shared B (strideB = 0).
 func TestGemmBatched(t *testing.T) {
 	type bc struct {
-		tA, tB                   bool
-		m, n, k, batch           int
-		interleave, sharedB      bool
-		alpha, beta              float32
+		tA, tB              bool
+		m, n, k, batch      int
+		interleave, sharedB bool
+		alpha, beta         float32
 	}
 	var cases []bc
 	for _, tA := range []bool{false, true} {

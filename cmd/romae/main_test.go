@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// capture runs a command with stdout redirected and returns what it printed.
+func capture(t *testing.T, run func(context.Context, []string) error, args ...string) (string, error) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := os.Stdout
+	os.Stdout = w
+	done := make(chan string)
+	go func() { b, _ := io.ReadAll(r); done <- string(b) }()
+	err = run(context.Background(), args)
+	w.Close()
+	os.Stdout = old
+	return <-done, err
+}
+
+const (
+	trainTS = "../../testdata/BasicMotions_TRAIN.ts"
+	testTS  = "../../testdata/BasicMotions_TEST.ts"
+)
+
+// The everyday path end to end on BasicMotions with a very small model:
+// pretrain → finetune → evaluate → predict → interpolate → embed → inspect.
+func TestEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	small := []string{"--model.size", "36,2,2,72", "--model.decoder_size", "24,2,1,48", "--train.batch_size", "8",
+		"--train.progress", "none", "--data.train", trainTS}
+	pre := filepath.Join(dir, "pre")
+	if _, err := capture(t, cmdPretrain, append(small, "--train.epochs", "2", "--train.out", pre)...); err != nil {
+		t.Fatal(err)
+	}
+	ft := filepath.Join(dir, "ft")
+	out, err := capture(t, cmdFinetune, append(small, "--from", pre, "--data.val", testTS, "--train.epochs", "4",
+		"--train.lr", "0.003", "--train.out", ft)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct{ Best struct{ Accuracy float64 } }
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("finetune printed %q: %v", out, err)
+	}
+	if res.Best.Accuracy <= 0.25 { // 4 balanced classes: chance is 0.25
+		t.Errorf("fine-tuned accuracy %v, want above chance", res.Best.Accuracy)
+	}
+
+	out, err = capture(t, cmdEvaluate, "--model", ft, "--data", testTS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var met struct {
+		N        int
+		Accuracy float64
+	}
+	if err := json.Unmarshal([]byte(out), &met); err != nil || met.N != 40 || met.Accuracy != res.Best.Accuracy {
+		t.Errorf("evaluate printed %q (%v), want n 40 and the fine-tuning's best accuracy %v", out, err, res.Best.Accuracy)
+	}
+
+	preds := filepath.Join(dir, "p.csv")
+	if _, err := capture(t, cmdPredict, "--model", ft, "--data", testTS, "--out", preds); err != nil {
+		t.Fatal(err)
+	}
+	rows := readCSV(t, preds)
+	if len(rows) != 41 || strings.Join(rows[0], ",") != "id,label,p_Standing,p_Running,p_Walking,p_Badminton" {
+		t.Errorf("predictions: %d rows, header %v", len(rows), rows[0])
+	}
+
+	interp := filepath.Join(dir, "i.csv")
+	if _, err := capture(t, cmdInterpolate, "--model", pre, "--data", testTS, "--at", "0.5:2.5:1", "--out", interp); err != nil {
+		t.Fatal(err)
+	}
+	rows = readCSV(t, interp)
+	if len(rows) != 1+40*3 || len(rows[0]) != 1+1+6 || rows[1][1] != "0.5" {
+		t.Errorf("interpolation: %d rows of %d columns, first %v", len(rows), len(rows[0]), rows[1])
+	}
+
+	emb := filepath.Join(dir, "e.npy")
+	if _, err := capture(t, cmdEmbed, "--model", pre, "--data", testTS, "--out", emb); err != nil {
+		t.Fatal(err)
+	}
+	if ids, err := os.ReadFile(filepath.Join(dir, "e.ids.txt")); err != nil || strings.Count(string(ids), "\n") != 40 {
+		t.Errorf("embedding ids: %v", err)
+	}
+
+	out, err = capture(t, cmdInspect, ft)
+	if err != nil || !strings.Contains(out, `"task": "classify"`) || !strings.Contains(out, "romae.train_state") {
+		t.Errorf("inspect printed %q, %v", out, err)
+	}
+}
+
+func readCSV(t *testing.T, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+// Bad configurations get errors naming the field or file.
+func TestBadConfigs(t *testing.T) {
+	dir := t.TempDir()
+	unknown := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(unknown, []byte("train:\n  epoch: 3\n"), 0o644)
+	badType := filepath.Join(dir, "type.yaml")
+	os.WriteFile(badType, []byte("train:\n  epochs: many\n"), 0o644)
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--config", unknown}, "field epoch not found"},
+		{[]string{"--config", badType}, "type.yaml"},
+		{[]string{"--train.lr", "fast"}, "train.lr"},
+		{[]string{"--data.train", trainTS, "--model.size", "huge"}, "model.size"},
+		{[]string{"--data.train", trainTS, "--model.p_rope", "2"}, "p_rope"},
+		{[]string{"--data.train", trainTS, "--train.batch_size", "0", "--train.out", dir}, "batch_size"},
+		{[]string{}, "data.train is required"},
+		{[]string{"--data.train", filepath.Join(dir, "none.ts")}, "none.ts"},
+		{[]string{"--data.train", unknown}, "format"},
+	}
+	for _, tc := range cases {
+		_, err := capture(t, cmdPretrain, tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("pretrain %v: got %v, want an error containing %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+func TestVerifyOfficialCommand(t *testing.T) {
+	out, err := capture(t, cmdVerifyOfficial, "--fixture", "../../../shared/fixtures/official-parity")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep map[string]float64
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"classifier_max_rel_err", "pretrain_max_rel_err", "loss_abs_err"} {
+		if v, ok := rep[k]; !ok || v > 1e-4 {
+			t.Errorf("%s = %v (present %v), want ≤ 1e-4", k, v, ok)
+		}
+	}
+}
+
+func TestSizesCommand(t *testing.T) {
+	out, err := capture(t, cmdSizes, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 5 || !strings.Contains(lines[1], `"encoder_params":4669920`) {
+		t.Errorf("sizes printed %q", out)
+	}
+}

@@ -1,0 +1,103 @@
+package datasets
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"romae/data"
+)
+
+// ObserveRandom splits every sample of ds into an observed part of k tokens,
+// k drawn uniformly from [minObs, maxObs] per sample, and the hidden rest:
+// the interpolation protocol of HeTVAE's synthetic benchmark (Table 7,
+// minObs = 3, maxObs = 10). The observed tokens are a uniform random subset.
+//
+// Both results hold the same samples in the same order with the same IDs;
+// inside each sample tokens keep their original order, and per-token targets
+// follow their tokens (per-sample targets and labels are copied to both). k
+// is capped at N-1 so that every hidden sample keeps at least one token.
+// The split of sample i depends only on (seed, i). It panics if
+// minObs < 1, maxObs < minObs or a sample has fewer than 2 tokens.
+func ObserveRandom(ds *data.Dataset, minObs, maxObs int, seed uint64) (observed, hidden *data.Dataset) {
+	if minObs < 1 || maxObs < minObs {
+		panic(fmt.Sprintf("datasets.ObserveRandom: observed range [%d, %d] is invalid", minObs, maxObs))
+	}
+	return observe(ds, seed, "observe-random", func(rng *rand.Rand) int {
+		return minObs + rng.IntN(maxObs-minObs+1)
+	})
+}
+
+// ObserveFixed is ObserveRandom with exactly k observed tokens per sample
+// (capped at N-1): HeTVAE's 3/10/20-observed synthetic test sets, 30 of the
+// spiral's 75 steps (about 60% hidden, Table 7) and 50 of the 100 sine
+// points (App. B.4).
+func ObserveFixed(ds *data.Dataset, k int, seed uint64) (observed, hidden *data.Dataset) {
+	mustPositive("ObserveFixed", "k", k)
+	return observe(ds, seed, "observe-fixed", func(*rand.Rand) int { return k })
+}
+
+func observe(ds *data.Dataset, seed uint64, stream string, count func(*rand.Rand) int) (observed, hidden *data.Dataset) {
+	observed, hidden = new(data.Dataset), new(data.Dataset)
+	*observed, *hidden = *ds, *ds
+	observed.Name, hidden.Name = ds.Name+"/observed", ds.Name+"/hidden"
+	observed.Samples = make([]data.Sample, len(ds.Samples))
+	hidden.Samples = make([]data.Sample, len(ds.Samples))
+	c, d, td := ds.C, ds.D, ds.TargetDim
+	for i := range ds.Samples {
+		s := &ds.Samples[i]
+		n := s.Len(c)
+		if n < 2 {
+			panic(fmt.Sprintf("datasets.Observe: sample %d (id %q) has %d tokens, need >= 2 to split", i, s.ID, n))
+		}
+		rng := sampleRNG(seed, stream, i)
+		k := min(count(rng), n-1)
+		keep := make([]bool, n)
+		for _, j := range chooseSorted(rng, n, k) {
+			keep[j] = true
+		}
+		o := data.Sample{ID: s.ID, Label: s.Label}
+		h := data.Sample{ID: s.ID, Label: s.Label}
+		if td > 0 && !ds.TargetPerToken {
+			o.Target = append([]float32(nil), s.Target...)
+			h.Target = append([]float32(nil), s.Target...)
+		}
+		for j := range n {
+			dst := &h
+			if keep[j] {
+				dst = &o
+			}
+			dst.Values = append(dst.Values, s.Values[j*c:(j+1)*c]...)
+			dst.Positions = append(dst.Positions, s.Positions[j*d:(j+1)*d]...)
+			if td > 0 && ds.TargetPerToken {
+				dst.Target = append(dst.Target, s.Target[j*td:(j+1)*td]...)
+			}
+		}
+		observed.Samples[i], hidden.Samples[i] = o, h
+	}
+	return observed, hidden
+}
+
+// ScalePositions returns a copy of ds whose position axis a is multiplied by
+// factors[a] (missing factors count as 1); values and targets are shared
+// with ds. RoPE's fastest pair turns one radian per unit of position, so
+// generators whose positions live in [0, 1] (Synthetic, Sines) may need
+// rescaling, e.g. to step units. It panics if len(factors) > ds.D.
+func ScalePositions(ds *data.Dataset, factors ...float64) *data.Dataset {
+	if len(factors) > ds.D {
+		panic(fmt.Sprintf("datasets.ScalePositions: %d factors for D = %d", len(factors), ds.D))
+	}
+	out := *ds
+	out.Samples = make([]data.Sample, len(ds.Samples))
+	for i, s := range ds.Samples {
+		pos := make([]float32, len(s.Positions))
+		for j, p := range s.Positions {
+			if a := j % ds.D; a < len(factors) {
+				p = float32(float64(p) * factors[a])
+			}
+			pos[j] = p
+		}
+		s.Positions = pos
+		out.Samples[i] = s
+	}
+	return &out
+}

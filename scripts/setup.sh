@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs what a fresh Debian machine with Go lacks for romae, then builds
+# bin/romae. Safe to re-run: only missing packages are installed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Debian packages: OpenBLAS (the optional cgo GEMM back end, exercised by the
+# tests), Fashion-MNIST (images experiment), espeak-ng and sox (audio
+# experiment's clips).
+pkgs=(libopenblas-dev dataset-fashion-mnist espeak-ng sox gcc)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}" >&2
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# Go 1.26's experimental simd/archsimd package carries the AVX-512/AVX2 GEMM.
+export GOEXPERIMENT=simd
+go version >&2
+mkdir -p bin
+go build -o bin/romae ./cmd/romae
+echo "setup: built bin/romae" >&2

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Installs what is missing, then runs the whole test suite: once with the
+# default back ends (pure-Go AVX-512/AVX2 GEMM and gonum), once more for the
+# packages that use the OpenBLAS back end through cgo.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+export GOEXPERIMENT=simd
+go vet ./...
+go test -count=1 ./...
+go test -count=1 -tags openblas ./tensor/ ./model/
