@@ -51,7 +51,7 @@ func Pendulum(n int, seed uint64) *data.Dataset {
 // lib/pendulum_generation.py, itself RKN's) from its physics:
 //
 // Dynamics. A rod pendulum of mass m = 1, length l = 1, inertia I = m l²/3,
-// g = 9.81, in CRU's simulator angle θ (θ = 0 upright): θ'' = c sin θ − μ θ'
+// g = 9.81, in CRU's simulator angle θ (θ = 0 upright): θ” = c sin θ − μ θ'
 // with c = g l m / I = 3g and friction μ = cfg.Friction. Each sequence starts
 // at rest with θ ~ U(0, 2π). Between frames the state advances by Dt with
 // Dt/SimDt semi-implicit Euler steps (ω += SimDt(c sin θ − μ ω); θ += SimDt ω),
