@@ -155,9 +155,18 @@ func simulatePendulum(rng *rand.Rand, cfg PendulumConfig) (theta, omega []float6
 	steps := max(1, int(math.Round(cfg.Dt/cfg.SimDt)))
 	h := cfg.SimDt
 	for k := 1; k < cfg.Frames; k++ {
+		// sin θ is carried along by rotating (sin θ, cos θ) through each
+		// small increment d = h·ω (|d| < 1e-2, series error < d⁵/120) and
+		// recomputed exactly at every frame: the same trajectory as calling
+		// math.Sin each substep to ~1e-13, at a fraction of the cost.
+		sn, cs := math.Sincos(th)
 		for range steps {
-			om += h * (pendulumC*math.Sin(th) - cfg.Friction*om)
-			th += h * om
+			om += h * (pendulumC*sn - cfg.Friction*om)
+			d := h * om
+			th += d
+			d2 := d * d
+			sd, cd := d*(1-d2/6), 1-d2/2*(1-d2/12)
+			sn, cs = sn*cd+cs*sd, cs*cd-sn*sd
 		}
 		if cfg.TransitionNoise > 0 {
 			om += cfg.TransitionNoise * rng.NormFloat64()
@@ -208,10 +217,25 @@ func renderPendulum(img []float32, phi float64, ball bool) {
 		ballAt = 50 * scale
 		ballR  = 8 * scale
 	)
+	clear(img)
 	sin, cos := math.Sincos(phi)
-	for row := range PendulumSize {
+	// Only pixels within reach of the shape can be covered: scan the
+	// bounding box of pivot and tip (or of the ball), widened by the
+	// half-width plus one pixel for the antialiased edge.
+	reach, far := halfW+1, rodLen
+	if ball {
+		reach, far = ballR+1, ballAt
+	}
+	tx, ty := pivot+far*sin, pivot+far*cos
+	x0, x1 := pixelRange(min(tx, pivot)-reach, max(tx, pivot)+reach)
+	y0, y1 := pixelRange(min(ty, pivot)-reach, max(ty, pivot)+reach)
+	if ball {
+		x0, x1 = pixelRange(tx-reach, tx+reach)
+		y0, y1 = pixelRange(ty-reach, ty+reach)
+	}
+	for row := y0; row < y1; row++ {
 		dy := float64(row) + 0.5 - pivot
-		for col := range PendulumSize {
+		for col := x0; col < x1; col++ {
 			dx := float64(col) + 0.5 - pivot
 			var cov float64
 			if ball {
@@ -225,4 +249,10 @@ func renderPendulum(img []float32, phi float64, ball bool) {
 			img[row*PendulumSize+col] = float32(cov)
 		}
 	}
+}
+
+// pixelRange returns the pixel indices [lo, hi) whose centres may lie in
+// [a, b], clipped to the image.
+func pixelRange(a, b float64) (int, int) {
+	return max(0, int(math.Floor(a))), min(PendulumSize, int(math.Ceil(b))+1)
 }

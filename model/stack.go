@@ -40,6 +40,10 @@ type stackActs[T tensor.Float] struct {
 	res    [][]T
 	layers []layerActs[T]
 	rot    *rope.Table[T] // nil: no rotation (absolute positions)
+	// dAngles [B·L, D·R], when set, accumulates dLoss/d(rotation angle)
+	// over all blocks: learned-angle modes (SIREN-RoPE) back-propagate it
+	// into the network that produced the angles.
+	dAngles []T
 
 	lin, dx, dBranch, dNorm, dLin, dMerged []T
 	dq, dk, dv, dAttn, dScores              []T
@@ -164,6 +168,14 @@ func (s *stack[T]) backward(a *stackActs[T]) {
 		}{{blk.wq, a.dq, true}, {blk.wk, a.dk, true}, {blk.wv, a.dv, false}} {
 			nn.MergeHeads(a.dLin, g.grad, B, L, H, hd)
 			if g.rotate && a.rot != nil {
+				if a.dAngles != nil {
+					rotated := l.q
+					if j == 1 {
+						rotated = l.k
+					}
+					nn.MergeHeads(a.lin, rotated, B, L, H, hd)
+					a.rot.AngleGrad(a.dAngles, a.lin, a.dLin, H)
+				}
 				a.rot.Rotate(a.dLin, H, true)
 			}
 			nn.LinearBackward(a.dNorm, g.w.w.G, nil, a.dLin, l.norm1, g.w.w.W, N, d, d, j > 0)
