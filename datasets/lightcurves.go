@@ -24,23 +24,25 @@ var LightCurveClasses = []string{
 
 // Survey layout of LightCurves.
 const (
-	LightCurveBands = 6           // band index 0..5 (ugrizy-like, blue to red)
-	lcYear          = 365.25      // days
-	lcSurvey        = 3 * lcYear  // survey length in days
-	lcSeason        = lcYear / 2  // observable part of each year
-	lcMinObs        = 40          // observations per object, inclusive range
-	lcMaxObs        = 120         //
-	lcShortLo       = 0.1         // short periods, days
-	lcShortHi       = 1.0         //
-	lcLongLo        = 5.0         // long periods, days
-	lcLongHi        = 50.0        //
-	lcEBLo, lcEBHi  = 0.5, 10.0   // eclipsing-binary periods, days
-	lcNoiseLo       = 0.03        // flux error as a fraction of the amplitude
-	lcNoiseHi       = 0.12        //
-	lcAmpLo         = 1.0         // amplitude scale, log-uniform
-	lcAmpHi         = 20.0        //
-	lcPeakBand      = 2.5         // transients peak between bands 2 and 3
-	lcTwoPi         = 2 * math.Pi //
+	LightCurveBands = 6 // band index 0..5 (ugrizy-like, blue to red)
+
+	lcYear     = 365.25     // days
+	lcSurvey   = 3 * lcYear // survey length in days
+	lcSeason   = lcYear / 2 // observable part of each year
+	lcMinObs   = 40         // observations per object, inclusive range
+	lcMaxObs   = 120
+	lcShortLo  = 0.1 // short periods in days, log-uniform
+	lcShortHi  = 1.0
+	lcLongLo   = 5.0 // long periods in days, log-uniform
+	lcLongHi   = 50.0
+	lcEBLo     = 0.5 // eclipsing-binary periods in days, log-uniform
+	lcEBHi     = 10.0
+	lcNoiseLo  = 0.03 // flux error as a fraction of the amplitude
+	lcNoiseHi  = 0.12
+	lcAmpLo    = 1.0 // amplitude scale, log-uniform
+	lcAmpHi    = 20.0
+	lcPeakBand = 2.5 // transients peak between bands 2 and 3
+	lcTwoPi    = 2 * math.Pi
 )
 
 // LightCurves builds an irregularly sampled multi-band light-curve

@@ -29,6 +29,11 @@ type Trainer struct {
 	Train, Val *data.Dataset
 	Meta       map[string]string
 	Log        io.Writer // progress and summaries; nil: os.Stderr
+	// Mask, when set, replaces uniform random masking at Cfg.MaskRatio
+	// for pre-training (e.g. "observe 3 to 10 points, reconstruct the
+	// rest" for interpolation benchmarks). It must be a function of its
+	// arguments only, so resumed runs draw the same masks.
+	Mask func(dst []bool, b *data.Batch, rng *rand.Rand) []bool
 }
 
 // Result summarises a run.
@@ -148,7 +153,11 @@ func (t *Trainer) Run(ctx context.Context) (*Result, error) {
 			m.ZeroGrad()
 			var loss float64
 			if m.Cfg.Task == model.TaskPretrain {
-				mask = data.RandomMask(mask, bt, cfg.MaskRatio, rng)
+				if t.Mask != nil {
+					mask = t.Mask(mask, bt, rng)
+				} else {
+					mask = data.RandomMask(mask, bt, cfg.MaskRatio, rng)
+				}
 				loss, err = m.ForwardPretrain(ws, bt, mask, true, rng)
 			} else {
 				loss, err = m.ForwardTask(ws, bt, lossOpt, true, rng)

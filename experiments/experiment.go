@@ -1,0 +1,193 @@
+// Package experiments re-runs the paper's experiments that can run here,
+// one function each, and reports romae's numbers next to the paper's:
+// a results.json, a markdown table and PNG figures per experiment.
+//
+// Budgets: "paper" follows the paper's recipe (epochs, learning rate, batch,
+// warm-up, clipping); "quick" shrinks data and epochs to finish in about
+// ten minutes on a 2-core machine; "tiny" runs in seconds and only checks
+// that everything is wired correctly (what the tests use).
+package experiments
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Budgets.
+const (
+	Tiny  = "tiny"
+	Quick = "quick"
+	Paper = "paper"
+)
+
+// Options for one experiment run.
+type Options struct {
+	Budget string
+	Seeds  int       // 0: the budget's default
+	Out    string    // results go to Out/<experiment>/
+	Log    io.Writer // progress; nil: discard
+	Data   string    // experiments that read a file (uea): its path
+}
+
+func (o *Options) logf(format string, args ...any) {
+	if o.Log != nil {
+		fmt.Fprintf(o.Log, format+"\n", args...)
+	}
+}
+
+// pick returns the value for the run's budget.
+func pick[T any](o *Options, tiny, quick, paper T) T {
+	switch o.Budget {
+	case Tiny:
+		return tiny
+	case Paper:
+		return paper
+	}
+	return quick
+}
+
+func (o *Options) seeds(tiny, quick, paper int) int {
+	if o.Seeds > 0 {
+		return o.Seeds
+	}
+	return pick(o, tiny, quick, paper)
+}
+
+// Row is one line of a results table.
+type Row struct {
+	Experiment string    `json:"experiment"`
+	Setting    string    `json:"setting"`
+	Metric     string    `json:"metric"`
+	Paper      string    `json:"paper"`  // the paper's number, as printed
+	Mean       float64   `json:"mean"`   // ours
+	Std        float64   `json:"std"`    // over seeds
+	Values     []float64 `json:"values"` // per seed
+	Baseline   float64   `json:"baseline,omitempty"`
+	BaselineIs string    `json:"baseline_is,omitempty"` // what the trivial baseline is
+}
+
+// Result is what an experiment run produced.
+type Result struct {
+	Name    string   `json:"name"`
+	Budget  string   `json:"budget"`
+	Seeds   int      `json:"seeds"`
+	Rows    []Row    `json:"rows"`
+	Figures []string `json:"figures"`
+	Notes   []string `json:"notes"`
+	Seconds float64  `json:"seconds"`
+	Command string   `json:"command"`
+}
+
+// Experiment is one reproducible experiment.
+type Experiment struct {
+	Name    string
+	Summary string
+	Run     func(ctx context.Context, o *Options, r *Result) error
+}
+
+var registry = map[string]Experiment{}
+
+func register(e Experiment) { registry[e.Name] = e }
+
+// Names lists the experiments.
+func Names() []string {
+	var n []string
+	for k := range registry {
+		n = append(n, k)
+	}
+	sort.Strings(n)
+	return n
+}
+
+// Summary describes an experiment.
+func Summary(name string) string { return registry[name].Summary }
+
+// Run executes the named experiment and writes Out/<name>/results.json,
+// results.md and its figures.
+func Run(ctx context.Context, name string, o Options) (*Result, error) {
+	e, ok := registry[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown experiment %q (have %s)", name, strings.Join(Names(), ", "))
+	}
+	if o.Budget == "" {
+		o.Budget = Quick
+	}
+	if o.Budget != Tiny && o.Budget != Quick && o.Budget != Paper {
+		return nil, fmt.Errorf("budget %q: want tiny, quick or paper", o.Budget)
+	}
+	dir := filepath.Join(o.Out, name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	o.Out = dir
+	r := &Result{Name: name, Budget: o.Budget, Command: fmt.Sprintf("romae experiment %s --budget %s", name, o.Budget)}
+	if o.Seeds > 0 {
+		r.Command += fmt.Sprintf(" --seeds %d", o.Seeds)
+	}
+	if o.Data != "" {
+		r.Command += " --data " + o.Data
+	}
+	start := time.Now()
+	if err := e.Run(ctx, &o, r); err != nil {
+		return nil, fmt.Errorf("experiment %s: %w", name, err)
+	}
+	r.Seconds = time.Since(start).Seconds()
+	b, _ := json.MarshalIndent(r, "", "  ")
+	if err := os.WriteFile(filepath.Join(dir, "results.json"), append(b, '\n'), 0o644); err != nil {
+		return nil, err
+	}
+	return r, os.WriteFile(filepath.Join(dir, "results.md"), []byte(r.Markdown()), 0o644)
+}
+
+// Markdown renders the result as table rows (with a header).
+func (r *Result) Markdown() string {
+	var b strings.Builder
+	b.WriteString("| experiment | setting | metric | paper | romae (mean ± std) | seeds | budget | wall time | command |\n|---|---|---|---|---|---|---|---|---|\n")
+	for _, row := range r.Rows {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %d | %s | %s | `%s` |\n", row.Experiment, row.Setting, row.Metric,
+			row.Paper, fmtMeanStd(row.Mean, row.Std), len(row.Values), r.Budget, fmtDuration(r.Seconds), r.Command)
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "\n%s\n", n)
+	}
+	return b.String()
+}
+
+func fmtMeanStd(m, s float64) string {
+	return fmt.Sprintf("%.4g ± %.2g", m, s)
+}
+
+func fmtDuration(s float64) string {
+	return time.Duration(s * float64(time.Second)).Round(time.Second).String()
+}
+
+// meanStd is the mean and sample standard deviation.
+func meanStd(x []float64) (float64, float64) {
+	var m float64
+	for _, v := range x {
+		m += v
+	}
+	m /= float64(len(x))
+	if len(x) < 2 {
+		return m, 0
+	}
+	var s float64
+	for _, v := range x {
+		s += (v - m) * (v - m)
+	}
+	return m, math.Sqrt(s / float64(len(x)-1))
+}
+
+// addRow appends a row summarising per-seed values.
+func (r *Result) addRow(row Row) {
+	row.Mean, row.Std = meanStd(row.Values)
+	r.Rows = append(r.Rows, row)
+}

@@ -1,0 +1,69 @@
+package experiments
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Every experiment runs end to end at the tiny budget: results.json and
+// results.md are written and well formed, each row has a finite value per
+// seed, figures exist as PNG files, and learning beats the trivial baseline
+// where the row states one.
+func TestExperimentsTiny(t *testing.T) {
+	for _, name := range Names() {
+		t.Run(name, func(t *testing.T) {
+			o := Options{Budget: Tiny, Out: t.TempDir()}
+			if name == "uea" {
+				o.Data = "../../shared/data/uea/BasicMotions_TRAIN.ts"
+			}
+			res, err := Run(context.Background(), name, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var back Result
+			raw, err := os.ReadFile(filepath.Join(o.Out, name, "results.json"))
+			if err != nil || json.Unmarshal(raw, &back) != nil || len(back.Rows) == 0 {
+				t.Fatalf("results.json unreadable or empty: %v", err)
+			}
+			md, err := os.ReadFile(filepath.Join(o.Out, name, "results.md"))
+			if err != nil || !strings.Contains(string(md), "| "+res.Rows[0].Experiment+" |") {
+				t.Errorf("results.md: %v", err)
+			}
+			for _, row := range res.Rows {
+				if len(row.Values) != res.Seeds {
+					t.Errorf("%s: %d values for %d seeds", row.Setting, len(row.Values), res.Seeds)
+				}
+				for _, v := range row.Values {
+					if math.IsNaN(v) || math.IsInf(v, 0) {
+						t.Errorf("%s: value %v", row.Setting, v)
+					}
+				}
+				if row.BaselineIs == "" || skipBaseline[row.Setting] {
+					continue
+				}
+				better := row.Mean < row.Baseline
+				if row.Metric == "accuracy" {
+					better = row.Mean > row.Baseline
+				}
+				if !better {
+					t.Errorf("%s: %s %.4g does not beat the baseline (%s) %.4g", row.Setting, row.Metric, row.Mean, row.BaselineIs, row.Baseline)
+				}
+			}
+			for _, f := range res.Figures {
+				b, err := os.ReadFile(f)
+				if err != nil || len(b) < 8 || string(b[1:4]) != "PNG" {
+					t.Errorf("figure %s missing or not a PNG: %v", f, err)
+				}
+			}
+		})
+	}
+}
+
+// Rows whose baseline is the best possible result: without [CLS] RoPE can
+// only learn the mean, so "beating" the variance is not expected.
+var skipBaseline = map[string]bool{"RoMAE-tiny, no [CLS]": true}

@@ -1,0 +1,89 @@
+package experiments
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"path/filepath"
+
+	"romae/data"
+	"romae/eval"
+	"romae/model"
+	"romae/train"
+)
+
+// fit trains a fresh model (or m, when given) in o.Out/runs/tag.
+func fit(ctx context.Context, o *Options, tag string, m *model.Model[float32], tc train.Config, tr, val *data.Dataset,
+	mask func([]bool, *data.Batch, *rand.Rand) []bool) (*train.Result, error) {
+	tc.Out = filepath.Join(o.Out, "runs", tag)
+	tc.Progress = "none"
+	log := io.Discard
+	if o.Log != nil {
+		tc.Progress, log = "lines", o.Log
+	}
+	t := &train.Trainer{Cfg: tc, Model: m, Train: tr, Val: val, Log: log, Mask: mask}
+	res, err := t.Run(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", tag, err)
+	}
+	o.logf("%s: %d steps in %.0f s", tag, res.Steps, res.Seconds)
+	return res, nil
+}
+
+// newModel builds a model from cfg with seed, panicking on configurations
+// that the experiment code itself fixed (a programming error).
+func newModel(cfg model.Config, seed uint64) *model.Model[float32] {
+	m, err := model.New[float32](cfg, seed)
+	if err != nil {
+		panic(err)
+	}
+	return m
+}
+
+// interpolationMSE predicts every hidden token from the observed ones and
+// returns the MSE against the hidden values (per value, over all tokens)
+// and the per-sample predictions.
+func interpolationMSE(m *model.Model[float32], observed, hidden *data.Dataset) (float64, [][]float32, error) {
+	q := make([][]float32, len(hidden.Samples))
+	for i, s := range hidden.Samples {
+		q[i] = s.Positions
+	}
+	pred, err := eval.Interpolate(m, m.NewWorkspace(), observed, q, 64)
+	if err != nil {
+		return 0, nil, err
+	}
+	var se float64
+	n := 0
+	for i, s := range hidden.Samples {
+		for j, v := range s.Values {
+			e := float64(pred[i][j]) - float64(v)
+			se += e * e
+			n++
+		}
+	}
+	return se / float64(max(n, 1)), pred, nil
+}
+
+// observeMask hides all but k ∈ [lo, hi] valid tokens of every sample
+// (uniformly chosen), the training task of the interpolation benchmarks.
+func observeMask(lo, hi int) func([]bool, *data.Batch, *rand.Rand) []bool {
+	return func(dst []bool, b *data.Batch, rng *rand.Rand) []bool {
+		if cap(dst) < b.B*b.L {
+			dst = make([]bool, b.B*b.L)
+		}
+		dst = dst[:b.B*b.L]
+		for s := 0; s < b.B; s++ {
+			n := b.Lengths[s]
+			k := min(lo+rng.IntN(hi-lo+1), n-1)
+			row := dst[s*b.L : (s+1)*b.L]
+			for i := range row {
+				row[i] = i < n
+			}
+			for _, j := range rng.Perm(n)[:k] {
+				row[j] = false
+			}
+		}
+		return dst
+	}
+}
