@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"romae/ckpt"
 	"romae/tensor"
@@ -94,7 +95,8 @@ func Load[T tensor.Float](path string) (*Model[T], *Checkpoint, error) {
 }
 
 // TransferEncoder copies what fine-tuning keeps from a pre-trained model:
-// the input projection, [CLS] and every encoder block, by name. The
+// the input projection, [CLS], every encoder block and the encoder's
+// learned-angle network (SIREN-RoPE), by name. The
 // encoders must have the same shape.
 func (m *Model[T]) TransferEncoder(from *Model[T]) error {
 	if m.Cfg.Encoder != from.Cfg.Encoder || m.Cfg.Values != from.Cfg.Values || m.Cfg.UseCLS != from.Cfg.UseCLS {
@@ -120,5 +122,5 @@ func (m *Model[T]) TransferEncoder(from *Model[T]) error {
 
 func isEncoderParam(name string) bool {
 	return name == "cls" || name == "projection.weight" || name == "projection.bias" ||
-		len(name) > 8 && name[:8] == "encoder."
+		strings.HasPrefix(name, "encoder.") || strings.HasPrefix(name, "encoder_siren.")
 }

@@ -79,6 +79,7 @@ const (
 	PosRoPE     = "rope"     // continuous axial p-RoPE, sin/cos per batch
 	PosRoPEInt  = "rope-int" // integer positions, sin/cos cached across batches
 	PosAbsolute = "absolute" // sin/cos added to the input embeddings
+	PosSiren    = "siren"    // SIREN-RoPE: angles learned from time features and metadata
 )
 
 // Tasks.
@@ -112,6 +113,8 @@ type Config struct {
 	Pool        string  `json:"pool" yaml:"pool"`
 	NormEps     float64 `json:"rmsnorm_eps" yaml:"rmsnorm_eps"`
 	NormTargets bool    `json:"normalize_targets" yaml:"normalize_targets"`
+	// Siren configures the learned angles when PosEncoding is "siren".
+	Siren rope.SirenSpec `json:"siren,omitzero" yaml:"siren"`
 
 	AttnDropout   float64 `json:"attn_dropout" yaml:"attn_dropout"`     // on attention probabilities
 	HiddenDropout float64 `json:"hidden_dropout" yaml:"hidden_dropout"` // on the MLP hidden layer
@@ -139,10 +142,10 @@ func DefaultConfig() Config {
 
 // Validate refuses configurations the maths forbids, naming the field.
 func (c *Config) Validate() error {
-	rope := c.PosEncoding == PosRoPE || c.PosEncoding == PosRoPEInt
+	rope := c.PosEncoding == PosRoPE || c.PosEncoding == PosRoPEInt || c.PosEncoding == PosSiren
 	switch {
-	case c.PosEncoding != PosRoPE && c.PosEncoding != PosRoPEInt && c.PosEncoding != PosAbsolute:
-		return fmt.Errorf("pos_encoding %q: want rope, rope-int or absolute", c.PosEncoding)
+	case !rope && c.PosEncoding != PosAbsolute:
+		return fmt.Errorf("pos_encoding %q: want rope, rope-int, siren or absolute", c.PosEncoding)
 	case c.PosDims < 1 || c.PosDims > 3:
 		return fmt.Errorf("pos_dims %d: want 1, 2 or 3", c.PosDims)
 	case c.Values < 1:
@@ -162,6 +165,11 @@ func (c *Config) Validate() error {
 	}
 	if err := c.Encoder.validate("encoder", c.PosDims, rope); err != nil {
 		return err
+	}
+	if c.PosEncoding == PosSiren {
+		if err := c.Siren.Validate(c.PosDims); err != nil {
+			return err
+		}
 	}
 	if c.PosEncoding == PosAbsolute {
 		if err := checkAbsolute("encoder", c.Encoder.DModel, c.PosDims); err != nil {
@@ -212,6 +220,13 @@ func checkAbsolute(field string, dModel, posDims int) error {
 		return fmt.Errorf("%s: %w", field, err)
 	}
 	return nil
+}
+
+// DefaultSiren is a SIREN-RoPE setup learning the angles of the last
+// (time) axis from normalised time alone; add periods and categorical axes
+// for the data at hand.
+func DefaultSiren(posDims int) rope.SirenSpec {
+	return rope.SirenSpec{Axes: []int{posDims - 1}, TimeAxis: posDims - 1, TimeScale: 1, Hidden: 32, Omega0: 10, CatDim: 4}
 }
 
 // ropeLayout is the stack's rotation geometry (zero Layout when absolute).

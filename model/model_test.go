@@ -2,6 +2,7 @@ package model
 
 import (
 	"math"
+	"reflect"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -94,6 +95,21 @@ func TestModelGradients(t *testing.T) {
 		{"classify/mean/nocls/3d", func() Config {
 			c := smallConfig(TaskClassify, 3)
 			c.UseCLS, c.Pool = false, PoolMean
+			return c
+		}, false, LossOptions{}},
+		{"pretrain/siren/time+cycles+band", func() Config {
+			c := smallConfig(TaskPretrain, 2)
+			c.PosEncoding = PosSiren
+			c.Siren = DefaultSiren(2)
+			c.Siren.Periods, c.Siren.CatAxes, c.Siren.CatSizes, c.Siren.Hidden = []float64{7, 3.5}, []int{0}, []int{20}, 8
+			c.AttnDropout = 0.1
+			return c
+		}, true, LossOptions{}},
+		{"classify/siren/both-axes/nocls", func() Config {
+			c := smallConfig(TaskClassify, 2)
+			c.PosEncoding, c.UseCLS, c.Pool = PosSiren, false, PoolMean
+			c.Siren = DefaultSiren(2)
+			c.Siren.Axes, c.Siren.Hidden, c.Siren.TimeScale = []int{0, 1}, 6, 10
 			return c
 		}, false, LossOptions{}},
 		{"regress/token/absolute2d", func() Config {
@@ -287,7 +303,7 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Cfg != m.Cfg || ck.Meta["note"] != "x" {
+	if !reflect.DeepEqual(got.Cfg, m.Cfg) || ck.Meta["note"] != "x" {
 		t.Errorf("config or metadata changed: %+v %v", got.Cfg, ck.Meta)
 	}
 	for i := range m.W {
@@ -311,5 +327,96 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 		if a.W[0] != b.W[0] || a.W[len(a.W)-1] != b.W[len(b.W)-1] {
 			t.Errorf("%s not transferred", name)
 		}
+	}
+}
+
+// With every learned scale s = 0 (and the gate at its initial 1),
+// SIREN-RoPE's angles are exactly p-RoPE's: the model computes the same
+// function as the plain continuous-RoPE model with the same weights.
+func TestSirenZeroScaleIsPRoPE(t *testing.T) {
+	for _, task := range []string{TaskPretrain, TaskClassify} {
+		cfg := smallConfig(task, 2)
+		cfg.PosEncoding, cfg.Siren = PosSiren, DefaultSiren(2)
+		cfg.Siren.Periods, cfg.Siren.CatAxes, cfg.Siren.CatSizes = []float64{5}, []int{0}, []int{20}
+		sm, err := New[float64](cfg, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain := cfg
+		plain.PosEncoding = PosRoPE
+		pm, _ := New[float64](plain, 4)
+		for _, p := range pm.Params {
+			q, err := sm.Param(p.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			copy(p.W, q.W)
+		}
+		bt, mask := testBatch(3, 7, 2, 2, true, 5), []bool(nil)
+		bt.Labels = []int{0, 1, 2}
+		mask = testMask(bt, 6)
+		run := func(m *Model[float64]) []float64 {
+			ws := m.NewWorkspace()
+			var err error
+			if task == TaskPretrain {
+				_, err = m.ForwardPretrain(ws, bt, mask, false, nil)
+			} else {
+				_, err = m.ForwardTask(ws, bt, LossOptions{}, false, nil)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			return append([]float64(nil), ws.Output()...)
+		}
+		differs := func(a, b []float64) bool {
+			for i := range a {
+				if a[i] != b[i] {
+					return true
+				}
+			}
+			return false
+		}
+		want := run(pm)
+		if !differs(run(sm), want) {
+			t.Fatalf("%s: SIREN with s = π computes the plain model's outputs; the learned angles are inert", task)
+		}
+		for _, name := range []string{"encoder_siren.scale", "decoder_siren.scale"} {
+			if p, err := sm.Param(name); err == nil {
+				clear(p.W)
+			}
+		}
+		if got := run(sm); differs(got, want) {
+			t.Errorf("%s: with s = 0, SIREN-RoPE differs from p-RoPE: %v vs %v", task, got[:3], want[:3])
+		}
+	}
+}
+
+func TestSirenSaveLoad(t *testing.T) {
+	cfg := smallConfig(TaskPretrain, 2)
+	cfg.PosEncoding, cfg.Siren = PosSiren, DefaultSiren(2)
+	cfg.Siren.Periods = []float64{1, 7}
+	m, err := New[float32](cfg, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := t.TempDir() + "/s.safetensors"
+	if err := m.Save(path, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := Load[float32](path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.Cfg, m.Cfg) {
+		t.Errorf("config %+v, saved %+v", got.Cfg.Siren, m.Cfg.Siren)
+	}
+	p, _ := got.Param("decoder_siren.gate")
+	if p == nil || p.W[0] != 1 {
+		t.Errorf("decoder_siren.gate not restored")
+	}
+	bad := cfg
+	bad.Siren.Axes = []int{5}
+	if _, err := New[float32](bad, 1); err == nil || !strings.Contains(err.Error(), "siren.axes") {
+		t.Errorf("invalid siren axes accepted: %v", err)
 	}
 }

@@ -31,6 +31,8 @@ type Model[T tensor.Float] struct {
 	dec       stack[T]         // "decoder.layers.*"
 
 	head head[T] // "head.head.1" (RMSNorm), "head.head.2" (Linear)
+
+	encSiren, decSiren *rope.Siren[T] // "encoder_siren.*", "decoder_siren.*" (pos_encoding siren)
 }
 
 // New builds a model with freshly initialised weights: Linear weights
@@ -48,6 +50,12 @@ func New[T tensor.Float](cfg Config, seed uint64) (*Model[T], error) {
 		m.cls = ps.add("cls", false, truncNormal[T](0.02), d)
 	}
 	m.enc = newStack(&ps, "encoder", cfg.Encoder, &cfg)
+	var binds []func()
+	if cfg.PosEncoding == PosSiren {
+		var bind func()
+		m.encSiren, bind = newSiren(&ps, "encoder_siren", cfg.Siren, m.enc.rope)
+		binds = append(binds, bind)
+	}
 	out := cfg.Outputs
 	headIn := d
 	if cfg.Task == TaskPretrain {
@@ -56,6 +64,11 @@ func New[T tensor.Float](cfg Config, seed uint64) (*Model[T], error) {
 		m.maskToken = ps.add("mask_token", false, constant[T](0), dd)
 		m.dec = newStack(&ps, "decoder", cfg.Decoder, &cfg)
 		out, headIn = cfg.Values, dd
+		if cfg.PosEncoding == PosSiren {
+			var bind func()
+			m.decSiren, bind = newSiren(&ps, "decoder_siren", cfg.Siren, m.dec.rope)
+			binds = append(binds, bind)
+		}
 	}
 	m.head = head[T]{
 		norm: ps.norm("head.head.1", headIn),
@@ -65,6 +78,9 @@ func New[T tensor.Float](cfg Config, seed uint64) (*Model[T], error) {
 	}
 	m.Params = ps.params
 	m.W, m.G = ps.allocate(seed)
+	for _, bind := range binds {
+		bind()
+	}
 	return m, nil
 }
 
@@ -90,8 +106,7 @@ type Workspace[T tensor.Float] struct {
 	encPos  []T    // [B·Le, D]
 	encPad  []bool // [B·Le]
 	enc     stackActs[T]
-	encRot  rope.Table[T]
-	encInt  rope.IntCache[T]
+	encPosn posState[T]
 
 	qPos    []T    // [B·Lq, D]
 	qPad    []bool // [B·Lq]
@@ -101,14 +116,25 @@ type Workspace[T tensor.Float] struct {
 	encDec  []T    // [B·Le, d_dec] encoder output projected to the decoder
 	dEncDec []T
 	dec     stackActs[T]
-	decRot  rope.Table[T]
-	decInt  rope.IntCache[T]
+	decPosn posState[T]
 
 	head    headActs[T]
 	rows    []int // encoder rows pooled by the task head (PoolCLS/PoolToken)
 	valid   []bool
 	labels  []int
 	targets []T
+}
+
+// posState is how one stack's tokens get their positions: the rotation
+// table, the integer-position cache, and for SIREN-RoPE the angle network's
+// activations and the angle gradient collected from every block.
+type posState[T tensor.Float] struct {
+	tab     rope.Table[T]
+	cache   rope.IntCache[T]
+	siren   rope.SirenActs[T]
+	skip    []bool // rows with the identity rotation ([CLS])
+	dAngles []T
+	pos     []T
 }
 
 // NewWorkspace returns an empty workspace for m.
@@ -165,30 +191,48 @@ func (m *Model[T]) encode(ws *Workspace[T], rng *rand.Rand) error {
 			copy(x[b*Le*d:(b*Le+1)*d], m.cls.W)
 		}
 	}
-	rot, err := m.positions(ws.encPos, B*Le, x, d, m.enc.rope, &ws.encRot, &ws.encInt)
-	if err != nil {
+	if err := m.positions(ws, &ws.enc, &ws.encPosn, m.encSiren, ws.encPos, Le, x, d, m.enc.rope); err != nil {
 		return fmt.Errorf("encoder: %w", err)
 	}
-	ws.enc.rot = rot
 	m.enc.forward(&ws.enc, ws.encPad, rng)
 	return nil
 }
 
-// positions prepares how n tokens at pos[n·D] meet the stack: a rotation
-// table for RoPE, or sin/cos added to x[n,d] for absolute embeddings.
-func (m *Model[T]) positions(pos []T, n int, x []T, d int, l rope.Layout, tab *rope.Table[T], cache *rope.IntCache[T]) (*rope.Table[T], error) {
+// positions prepares how the B·L tokens of a stack at pos[B·L·D] meet it:
+// a rotation table (fixed p-RoPE, cached integer RoPE, or SIREN-RoPE's
+// learned angles) or sin/cos added to x[B·L, d] for absolute embeddings.
+// Tables are computed once here and shared by every block.
+func (m *Model[T]) positions(ws *Workspace[T], a *stackActs[T], ps *posState[T], siren *rope.Siren[T], pos []T, L int, x []T, d int, l rope.Layout) error {
+	n := a.B * L
+	a.rot, a.dAngles = &ps.tab, nil
 	switch m.Cfg.PosEncoding {
 	case PosAbsolute:
 		rope.AddAbsolute(x, pos, n, d, m.Cfg.PosDims)
-		return nil, nil
+		a.rot = nil
 	case PosRoPEInt:
-		if err := cache.Fill(tab, l, pos, n); err != nil {
-			return nil, err
+		return ps.cache.Fill(&ps.tab, l, pos, n)
+	case PosSiren:
+		ps.skip = grow(ps.skip, n)
+		for r := range ps.skip {
+			ps.skip[r] = m.cls != nil && r%L == 0
 		}
-		return tab, nil
+		ps.pos = pos
+		ps.tab.SetAngles(l, siren.Forward(&ps.siren, pos, n, ps.skip), n)
+		if ws.train {
+			ps.dAngles = grow(ps.dAngles, n*l.D*l.R)
+			clear(ps.dAngles)
+			a.dAngles = ps.dAngles
+		}
 	default:
-		tab.Compute(l, pos, n)
-		return tab, nil
+		ps.tab.Compute(l, pos, n)
+	}
+	return nil
+}
+
+// positionsBackward sends the angle gradient into the SIREN-RoPE network.
+func positionsBackward[T tensor.Float](ps *posState[T], siren *rope.Siren[T], a *stackActs[T]) {
+	if siren != nil && a.dAngles != nil {
+		siren.Backward(&ps.siren, ps.pos, a.dAngles)
 	}
 }
 
@@ -196,6 +240,7 @@ func (m *Model[T]) positions(pos []T, n int, x []T, d int, l rope.Layout, tab *r
 func (m *Model[T]) encodeBackward(ws *Workspace[T]) {
 	B, Le, d := ws.B, ws.Le, m.Cfg.Encoder.DModel
 	m.enc.backward(&ws.enc)
+	positionsBackward(&ws.encPosn, m.encSiren, &ws.enc)
 	dx := ws.enc.dx
 	if m.cls != nil {
 		for b := 0; b < B; b++ {
@@ -328,12 +373,8 @@ func (m *Model[T]) decode(ws *Workspace[T], rng *rand.Rand) error {
 			rope.AddAbsolute(x[(b*Ld+Le)*dd:(b+1)*Ld*dd], ws.qPos[b*Lq*D:(b+1)*Lq*D], Lq, dd, D)
 		}
 		ws.dec.rot = nil
-	} else {
-		rot, err := m.positions(ws.decPos, B*Ld, x, dd, m.dec.rope, &ws.decRot, &ws.decInt)
-		if err != nil {
-			return fmt.Errorf("decoder: %w", err)
-		}
-		ws.dec.rot = rot
+	} else if err := m.positions(ws, &ws.dec, &ws.decPosn, m.decSiren, ws.decPos, Ld, x, dd, m.dec.rope); err != nil {
+		return fmt.Errorf("decoder: %w", err)
 	}
 	m.dec.forward(&ws.dec, ws.decPad, rng)
 	ws.head.resize(&m.head, B*Lq, ws.train)
@@ -358,6 +399,7 @@ func (m *Model[T]) BackwardPretrain(ws *Workspace[T]) {
 		copy(dx[(b*Ld+Le)*dd:(b+1)*Ld*dd], ws.head.dIn[b*Lq*dd:(b+1)*Lq*dd])
 	}
 	m.dec.backward(&ws.dec)
+	positionsBackward(&ws.decPosn, m.decSiren, &ws.dec)
 	for b := 0; b < B; b++ {
 		copy(ws.dEncDec[b*Le*dd:(b+1)*Le*dd], dx[b*Ld*dd:(b*Ld+Le)*dd])
 		for q := 0; q < Lq; q++ {

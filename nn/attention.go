@@ -2,6 +2,7 @@ package nn
 
 import (
 	"math"
+	"sync"
 
 	"romae/tensor"
 )
@@ -48,16 +49,11 @@ func MergeHeads[T tensor.Float](dst, src []T, B, L, H, hd int) {
 func AttentionForward[T tensor.Float](out, prob, probDrop, q, k, v []T, keyPad []bool, dropMask []T, B, H, L, hd int) {
 	scale := T(1 / math.Sqrt(float64(hd)))
 	tensor.GemmBatched(false, true, L, L, hd, scale, q, hd, L*hd, k, hd, L*hd, 0, prob, L, L*L, B*H)
-	tensor.ParallelFor(B*H*L, 32, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			b := r / (H * L)
-			var pad []bool
-			if keyPad != nil {
-				pad = keyPad[b*L : (b+1)*L]
-			}
-			softmaxRow(prob[r*L:(r+1)*L], pad)
-		}
-	})
+	if p32, ok := any(prob).([]float32); ok {
+		softmaxRows32(p32, keyPad, B, H, L)
+	} else {
+		softmaxRows(prob, keyPad, B, H, L)
+	}
 	pv := prob
 	if dropMask != nil {
 		n := B * H * L * L
@@ -69,6 +65,63 @@ func AttentionForward[T tensor.Float](out, prob, probDrop, q, k, v []T, keyPad [
 		pv = probDrop
 	}
 	tensor.GemmBatched(false, false, L, hd, L, 1, pv, L, L*L, v, hd, L*hd, 0, out, hd, L*hd, B*H)
+}
+
+// softmaxRows32 is the float32 row softmax over prob[B,H,L,L]: the pad
+// flags become per-key bias (0 or −Inf) and keep (1 or 0) vectors once per
+// call, so the row kernel is branch-free and vectorised.
+func softmaxRows32(prob []float32, keyPad []bool, B, H, L int) {
+	var bias, keep []float32
+	if keyPad != nil {
+		buf := getScratch(2 * B * L)
+		defer putScratch(buf)
+		bias, keep = (*buf)[:B*L], (*buf)[B*L:2*B*L]
+		inf := float32(math.Inf(-1))
+		for i, p := range keyPad[:B*L] {
+			if p {
+				bias[i], keep[i] = inf, 0
+			} else {
+				bias[i], keep[i] = 0, 1
+			}
+		}
+	}
+	tensor.ParallelFor(B*H*L, 32, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			b := r / (H * L)
+			var bs, ks []float32
+			if bias != nil {
+				bs, ks = bias[b*L:(b+1)*L], keep[b*L:(b+1)*L]
+			}
+			tensor.SoftmaxRow32(prob[r*L:(r+1)*L], 1, bs, ks)
+		}
+	})
+}
+
+var scratch = sync.Pool{New: func() any { return new([]float32) }}
+
+func getScratch(n int) *[]float32 {
+	p := scratch.Get().(*[]float32)
+	if cap(*p) < n {
+		*p = make([]float32, n)
+	}
+	*p = (*p)[:n]
+	return p
+}
+
+func putScratch(p *[]float32) { scratch.Put(p) }
+
+// softmaxRows is the generic (float64) row softmax over prob[B,H,L,L].
+func softmaxRows[T tensor.Float](prob []T, keyPad []bool, B, H, L int) {
+	tensor.ParallelFor(B*H*L, 32, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			b := r / (H * L)
+			var pad []bool
+			if keyPad != nil {
+				pad = keyPad[b*L : (b+1)*L]
+			}
+			softmaxRow(prob[r*L:(r+1)*L], pad)
+		}
+	})
 }
 
 // softmaxRow normalises one row of scores in place, giving exactly zero

@@ -3,15 +3,23 @@ package tensor
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
-// ParallelFor splits [0,n) into contiguous chunks over runtime.GOMAXPROCS(0)
-// workers and calls fn(lo, hi) for each chunk. It runs fn(0, n) inline when
-// n < minChunk*2 or GOMAXPROCS is 1, because on a 2-core box a goroutine
-// hand-off (~1µs) costs more than small element-wise loops. Chunks are
-// contiguous so each worker streams through its own region of memory. The
-// last chunk runs on the calling goroutine, which saves one hand-off and
-// keeps the caller busy instead of parked. Returns when all chunks are done.
+// ParallelFor splits [0,n) into contiguous chunks and calls fn(lo, hi) for
+// each, on the calling goroutine and a persistent pool of
+// GOMAXPROCS(0)−1 workers. It runs fn(0, n) inline when n < minChunk*2 or
+// GOMAXPROCS is 1, because on a 2-core box a hand-off (~1–5 µs) costs more
+// than small element-wise loops. Returns when all chunks are done.
+//
+// Chunks are claimed, not assigned: the caller and any worker that picks
+// the call up take the next unclaimed chunk until none is left. So a core
+// that another process is holding simply claims fewer chunks (the box is
+// shared; a static split waited for the slow core), a busy pool never
+// deadlocks a nested call (the caller can run every chunk itself), and no
+// goroutine is spawned per call. When n allows, there are up to 4 chunks
+// per worker for that balancing; chunks stay contiguous so each one
+// streams through its own region of memory.
 func ParallelFor(n, minChunk int, fn func(lo, hi int)) {
 	if n <= 0 {
 		return
@@ -24,17 +32,65 @@ func ParallelFor(n, minChunk int, fn func(lo, hi int)) {
 		fn(0, n)
 		return
 	}
-	chunks := min(workers, n/minChunk)
-	var wg sync.WaitGroup
-	wg.Add(chunks - 1)
-	// Chunk i is [i*n/chunks, (i+1)*n/chunks): sizes differ by at most one.
-	for i := 0; i < chunks-1; i++ {
-		lo, hi := i*n/chunks, (i+1)*n/chunks
+	chunks := min(4*workers, n/minChunk)
+	t := &pfTask{fn: fn, n: n, chunks: chunks}
+	t.wg.Add(chunks)
+	pfStart(workers - 1)
+	// Offer the call to every worker that is idle; a full queue means the
+	// pool is busy and the caller does the work.
+	for range min(workers-1, chunks-1) {
+		select {
+		case pfQueue <- t:
+		default:
+		}
+	}
+	t.run()
+	t.wg.Wait()
+}
+
+// pfTask is one ParallelFor call: chunk i is [i*n/chunks, (i+1)*n/chunks).
+type pfTask struct {
+	fn        func(lo, hi int)
+	n, chunks int
+	next      atomic.Int32
+	wg        sync.WaitGroup
+}
+
+func (t *pfTask) run() {
+	n, c := t.n, t.chunks
+	for {
+		i := int(t.next.Add(1)) - 1
+		if i >= c {
+			return
+		}
+		t.fn(i*n/c, (i+1)*n/c)
+		t.wg.Done()
+	}
+}
+
+var (
+	pfQueue   = make(chan *pfTask, 64)
+	pfMu      sync.Mutex
+	pfWorkers int
+)
+
+// pfStart makes sure at least want workers are running. They idle blocked
+// on the queue, which costs nothing between calls.
+func pfStart(want int) {
+	if int(pfCount.Load()) >= want {
+		return
+	}
+	pfMu.Lock()
+	defer pfMu.Unlock()
+	for pfWorkers < want {
+		pfWorkers++
 		go func() {
-			defer wg.Done()
-			fn(lo, hi)
+			for t := range pfQueue {
+				t.run()
+			}
 		}()
 	}
-	fn((chunks-1)*n/chunks, n)
-	wg.Wait()
+	pfCount.Store(int32(pfWorkers))
 }
+
+var pfCount atomic.Int32

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"time"
 
@@ -306,7 +307,7 @@ func (t *Trainer) resume(opt optim.Optimizer, st *state) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if m.Cfg != t.Model.Cfg {
+	if !reflect.DeepEqual(m.Cfg, t.Model.Cfg) {
 		return false, fmt.Errorf("%s: checkpoint model config differs from this run's; use another train.out or drop --train.resume", path)
 	}
 	copy(t.Model.W, m.W)

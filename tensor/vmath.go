@@ -1,0 +1,123 @@
+package tensor
+
+import "math"
+
+// Float32 element-wise kernels for the hot non-GEMM ops: exp (softmax),
+// SiLU and its derivative. They are float32 throughout: the float64
+// math.Exp they replace cost ~20 ns per element, about a fifth of a
+// training step (see docs/performance.md). The AVX-512 versions (simd
+// builds) use the same polynomial, so results agree to an ulp or so.
+
+// exp32 constants: x = n·ln2 + r with |r| ≤ ln2/2, ln2 split in a part
+// exact in float32 (hi) and the rest (lo) so r carries no rounding from n;
+// e^r from Cephes expf's degree-6 minimax polynomial.
+const (
+	exp32Log2e = 1.44269504088896341
+	exp32Ln2Hi = 0.693359375
+	exp32Ln2Lo = -2.12194440e-4
+	exp32Max   = 88.72283935546875 // above: +Inf
+	exp32Min   = -103.97207708     // below: 0
+	exp32P0    = 1.9875691500e-4
+	exp32P1    = 1.3981999507e-3
+	exp32P2    = 8.3334519073e-3
+	exp32P3    = 4.1665795894e-2
+	exp32P4    = 1.6666665459e-1
+	exp32P5    = 5.0000001201e-1
+)
+
+// Exp32 is e^x in float32 arithmetic: relative error below 1e-6 for
+// results in the normal range (|x| ≲ 87), +Inf above 88.72, 0 below −104,
+// NaN for NaN.
+func Exp32(x float32) float32 {
+	switch {
+	case x > exp32Max:
+		return float32(math.Inf(1))
+	case x < exp32Min:
+		return 0
+	case x != x:
+		return x
+	}
+	n := float32(math.RoundToEven(float64(x * exp32Log2e)))
+	r := x - n*exp32Ln2Hi
+	r -= n * exp32Ln2Lo
+	p := float32(exp32P0)
+	p = p*r + exp32P1
+	p = p*r + exp32P2
+	p = p*r + exp32P3
+	p = p*r + exp32P4
+	p = p*r + exp32P5
+	p = p*(r*r) + r + 1
+	return ldexp32(p, int(n))
+}
+
+// ldexp32 is p·2^e for p in [0.5, 2) and e in [−150, 128].
+func ldexp32(p float32, e int) float32 {
+	if e > 127 {
+		return p * 2 * float32frombits(uint32(e-1+127)<<23)
+	}
+	if e < -126 {
+		// Two steps so the denormal result rounds once.
+		return p * float32frombits(uint32(e+64+127)<<23) * float32frombits(uint32(-64+127)<<23)
+	}
+	return p * float32frombits(uint32(e+127)<<23)
+}
+
+func float32frombits(b uint32) float32 { return math.Float32frombits(b) }
+
+// Sigmoid32 is 1/(1+e^−x) in float32.
+func Sigmoid32(x float32) float32 { return 1 / (1 + Exp32(-x)) }
+
+// SiLU32 writes out[i] = in[i]·σ(in[i]) for every i; out may alias in.
+func SiLU32(out, in []float32) {
+	in = in[:len(out)]
+	i := siluVec(out, in)
+	for ; i < len(out); i++ {
+		x := in[i]
+		out[i] = x * Sigmoid32(x)
+	}
+}
+
+// SiLUGrad32 writes dIn[i] = dOut[i]·σ(x)·(1 + x·(1−σ(x))), x = in[i].
+func SiLUGrad32(dIn, dOut, in []float32) {
+	dOut, in = dOut[:len(dIn)], in[:len(dIn)]
+	i := siluGradVec(dIn, dOut, in)
+	for ; i < len(dIn); i++ {
+		x := in[i]
+		s := Sigmoid32(x)
+		dIn[i] = dOut[i] * s * (1 + x*(1-s))
+	}
+}
+
+// SoftmaxRow32 replaces s by softmax(scale·s + bias) where bias is 0 or
+// −Inf per column (nil: all 0) and keep is 1 where bias is 0 and 0 where
+// it is −Inf, so masked columns get exactly 0. A row whose columns are
+// all masked becomes all zeros.
+func SoftmaxRow32(s []float32, scale float32, bias, keep []float32) {
+	if bias != nil {
+		bias, keep = bias[:len(s)], keep[:len(s)]
+	}
+	mx := softmaxMax(s, scale, bias)
+	if math.IsInf(float64(mx), -1) {
+		clear(s)
+		return
+	}
+	sum := softmaxExp(s, scale, mx, bias, keep)
+	inv := 1 / sum
+	scaleVec(s, inv)
+}
+
+// scaleVecScalar is x *= a for the elements vector code did not cover.
+func scaleTail(x []float32, a float32) {
+	for i := range x {
+		x[i] *= a
+	}
+}
+
+// Exp32Slice writes out[i] = e^in[i] (Exp32, vectorised where possible).
+func Exp32Slice(out, in []float32) {
+	in = in[:len(out)]
+	i := expVec(out, in)
+	for ; i < len(out); i++ {
+		out[i] = Exp32(in[i])
+	}
+}

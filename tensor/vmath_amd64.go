@@ -1,0 +1,146 @@
+//go:build goexperiment.simd && amd64
+
+package tensor
+
+import (
+	"math"
+	"simd/archsimd"
+)
+
+var hasAVX512 = archsimd.X86.AVX512()
+
+// exp16 is Exp32 on 16 lanes (same reduction and polynomial), with the
+// 2^n step done by VSCALEFPS, which also gets overflow (+Inf) and gradual
+// underflow right. x is clamped into [exp32Min, exp32Max+ε] first, so −Inf
+// gives a tiny non-negative number: callers that need an exact 0 multiply
+// by a keep mask.
+func exp16(x archsimd.Float32x16) archsimd.Float32x16 {
+	x = x.Max(archsimd.BroadcastFloat32x16(exp32Min)).Min(archsimd.BroadcastFloat32x16(89))
+	n := x.Mul(archsimd.BroadcastFloat32x16(exp32Log2e)).RoundToEvenScaled(0)
+	r := n.MulAdd(archsimd.BroadcastFloat32x16(-exp32Ln2Hi), x)
+	r = n.MulAdd(archsimd.BroadcastFloat32x16(-exp32Ln2Lo), r)
+	p := archsimd.BroadcastFloat32x16(exp32P0)
+	p = p.MulAdd(r, archsimd.BroadcastFloat32x16(exp32P1))
+	p = p.MulAdd(r, archsimd.BroadcastFloat32x16(exp32P2))
+	p = p.MulAdd(r, archsimd.BroadcastFloat32x16(exp32P3))
+	p = p.MulAdd(r, archsimd.BroadcastFloat32x16(exp32P4))
+	p = p.MulAdd(r, archsimd.BroadcastFloat32x16(exp32P5))
+	p = p.MulAdd(r.Mul(r), r).Add(archsimd.BroadcastFloat32x16(1))
+	return p.Scale(n)
+}
+
+func siluVec(out, in []float32) int {
+	if !hasAVX512 {
+		return 0
+	}
+	one := archsimd.BroadcastFloat32x16(1)
+	zero := archsimd.BroadcastFloat32x16(0)
+	i := 0
+	for ; i+16 <= len(out); i += 16 {
+		x := archsimd.LoadFloat32x16Slice(in[i:])
+		e := exp16(zero.Sub(x))
+		x.Div(e.Add(one)).StoreSlice(out[i:])
+	}
+	return i
+}
+
+func siluGradVec(dIn, dOut, in []float32) int {
+	if !hasAVX512 {
+		return 0
+	}
+	one := archsimd.BroadcastFloat32x16(1)
+	zero := archsimd.BroadcastFloat32x16(0)
+	i := 0
+	for ; i+16 <= len(dIn); i += 16 {
+		x := archsimd.LoadFloat32x16Slice(in[i:])
+		s := one.Div(exp16(zero.Sub(x)).Add(one))
+		// dOut·s·(1 + x·(1−s))
+		t := x.Mul(one.Sub(s)).Add(one)
+		archsimd.LoadFloat32x16Slice(dOut[i:]).Mul(s).Mul(t).StoreSlice(dIn[i:])
+	}
+	return i
+}
+
+func scaleVec(x []float32, a float32) {
+	i := 0
+	if hasAVX512 {
+		va := archsimd.BroadcastFloat32x16(a)
+		for ; i+16 <= len(x); i += 16 {
+			archsimd.LoadFloat32x16Slice(x[i:]).Mul(va).StoreSlice(x[i:])
+		}
+	}
+	scaleTail(x[i:], a)
+}
+
+func softmaxMax(s []float32, scale float32, bias []float32) float32 {
+	mx := float32(math.Inf(-1))
+	j := 0
+	if hasAVX512 && len(s) >= 16 {
+		vs := archsimd.BroadcastFloat32x16(scale)
+		vm := archsimd.BroadcastFloat32x16(mx)
+		for ; j+16 <= len(s); j += 16 {
+			v := archsimd.LoadFloat32x16Slice(s[j:]).Mul(vs)
+			if bias != nil {
+				v = v.Add(archsimd.LoadFloat32x16Slice(bias[j:]))
+			}
+			vm = vm.Max(v)
+		}
+		var t [16]float32
+		vm.Store(&t)
+		for _, v := range t {
+			mx = max(mx, v)
+		}
+	}
+	for ; j < len(s); j++ {
+		v := s[j] * scale
+		if bias != nil {
+			v += bias[j]
+		}
+		mx = max(mx, v)
+	}
+	return mx
+}
+
+func softmaxExp(s []float32, scale, mx float32, bias, keep []float32) float32 {
+	var sum float32
+	j := 0
+	if hasAVX512 && len(s) >= 16 {
+		vs, vmx := archsimd.BroadcastFloat32x16(scale), archsimd.BroadcastFloat32x16(-mx)
+		acc := archsimd.BroadcastFloat32x16(0)
+		for ; j+16 <= len(s); j += 16 {
+			e := exp16(archsimd.LoadFloat32x16Slice(s[j:]).MulAdd(vs, vmx))
+			if keep != nil {
+				e = e.Mul(archsimd.LoadFloat32x16Slice(keep[j:]))
+			}
+			e.StoreSlice(s[j:])
+			acc = acc.Add(e)
+		}
+		var t [16]float32
+		acc.Store(&t)
+		for _, v := range t {
+			sum += v
+		}
+	}
+	for ; j < len(s); j++ {
+		v := s[j]*scale - mx
+		if keep != nil && keep[j] == 0 {
+			s[j] = 0
+			continue
+		}
+		e := Exp32(v)
+		s[j] = e
+		sum += e
+	}
+	return sum
+}
+
+func expVec(out, in []float32) int {
+	if !hasAVX512 {
+		return 0
+	}
+	i := 0
+	for ; i+16 <= len(out); i += 16 {
+		exp16(archsimd.LoadFloat32x16Slice(in[i:])).StoreSlice(out[i:])
+	}
+	return i
+}

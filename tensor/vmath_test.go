@@ -1,0 +1,164 @@
+package tensor
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// relErr of a float32 result against the float64 truth.
+func relErr(got float32, want float64) float64 {
+	if want == 0 {
+		return math.Abs(float64(got))
+	}
+	return math.Abs(float64(got)-want) / math.Abs(want)
+}
+
+// Exp32 and its vector form: max relative error < 1e-6 over the range
+// where e^x is a normal float32, checked densely and at the edges.
+func TestExp32Accuracy(t *testing.T) {
+	var xs []float32
+	for x := -87.0; x <= 88.7; x += 0.000731 {
+		xs = append(xs, float32(x))
+	}
+	xs = append(xs, 0, -0, 1e-8, -1e-8, 0.5, -0.5, 88.72, -87.33)
+	vec := make([]float32, len(xs))
+	Exp32Slice(vec, xs)
+	var worstS, worstV float64
+	var atS, atV float32
+	for i, x := range xs {
+		want := math.Exp(float64(x))
+		if e := relErr(Exp32(x), want); e > worstS {
+			worstS, atS = e, x
+		}
+		if e := relErr(vec[i], want); e > worstV {
+			worstV, atV = e, x
+		}
+	}
+	t.Logf("max rel err: scalar %.3g at %v, vector %.3g at %v (%d points)", worstS, atS, worstV, atV, len(xs))
+	if worstS >= 1e-6 || worstV >= 1e-6 {
+		t.Errorf("max rel err scalar %.3g at %v, vector %.3g at %v; want < 1e-6", worstS, atS, worstV, atV)
+	}
+}
+
+func TestExp32Edges(t *testing.T) {
+	in := []float32{float32(math.Inf(1)), 100, float32(math.Inf(-1)), -200, -100, -90}
+	out := make([]float32, 16+len(in))
+	src := make([]float32, 16+len(in))
+	copy(src[16:], in) // tail goes through the scalar code
+	copy(src, in)      // head through the vector code
+	Exp32Slice(out, src)
+	for i, x := range in {
+		for _, got := range []float32{Exp32(x), out[i], out[16+i]} {
+			want := math.Exp(float64(x))
+			switch {
+			case math.IsInf(want, 1):
+				if !math.IsInf(float64(got), 1) {
+					t.Errorf("exp(%v) = %v, want +Inf", x, got)
+				}
+			case want < 1e-38:
+				if got < 0 || got > 1e-38 {
+					t.Errorf("exp(%v) = %v, want ≈0", x, got)
+				}
+			}
+		}
+	}
+	if v := Exp32(float32(math.NaN())); v == v {
+		t.Errorf("exp(NaN) = %v", v)
+	}
+}
+
+func TestSiLU32(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	n := 1000
+	in, dOut := make([]float32, n), make([]float32, n)
+	for i := range in {
+		in[i], dOut[i] = float32(rng.NormFloat64()*6), float32(rng.NormFloat64())
+	}
+	in[3], in[4] = -95, 95
+	out, dIn := make([]float32, n), make([]float32, n)
+	SiLU32(out, in)
+	SiLUGrad32(dIn, dOut, in)
+	for i, x := range in {
+		s := 1 / (1 + math.Exp(-float64(x)))
+		want := float64(x) * s
+		if math.Abs(float64(out[i])-want) > 1e-6*math.Max(1, math.Abs(want)) {
+			t.Fatalf("silu(%v) = %v, want %v", x, out[i], want)
+		}
+		g := float64(dOut[i]) * s * (1 + float64(x)*(1-s))
+		if math.Abs(float64(dIn[i])-g) > 2e-6*math.Max(1, math.Abs(g)) {
+			t.Fatalf("silu'(%v)·%v = %v, want %v", x, dOut[i], dIn[i], g)
+		}
+	}
+}
+
+func TestSoftmaxRow32(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, L := range []int{1, 5, 16, 17, 51, 201} {
+		s := make([]float32, L)
+		bias, keep := make([]float32, L), make([]float32, L)
+		for j := range s {
+			s[j] = float32(rng.NormFloat64() * 5)
+			keep[j] = 1
+			if j%3 == 2 {
+				bias[j], keep[j] = float32(math.Inf(-1)), 0
+			}
+		}
+		for _, masked := range []bool{false, true} {
+			got := append([]float32(nil), s...)
+			var b, k []float32
+			if masked {
+				b, k = bias, keep
+			}
+			SoftmaxRow32(got, 0.5, b, k)
+			mx := math.Inf(-1)
+			for j, v := range s {
+				if !masked || keep[j] == 1 {
+					mx = math.Max(mx, 0.5*float64(v))
+				}
+			}
+			var sum float64
+			want := make([]float64, L)
+			for j, v := range s {
+				if !masked || keep[j] == 1 {
+					want[j] = math.Exp(0.5*float64(v) - mx)
+					sum += want[j]
+				}
+			}
+			for j := range want {
+				want[j] /= sum
+				if masked && keep[j] == 0 && got[j] != 0 {
+					t.Fatalf("L=%d: masked column %d = %v, want exactly 0", L, j, got[j])
+				}
+				if math.Abs(float64(got[j])-want[j]) > 1e-6 {
+					t.Fatalf("L=%d masked=%v: p[%d] = %v, want %v", L, masked, j, got[j], want[j])
+				}
+			}
+		}
+	}
+	// Every column masked: zeros, not NaN.
+	s := []float32{1, 2, 3}
+	inf := float32(math.Inf(-1))
+	SoftmaxRow32(s, 1, []float32{inf, inf, inf}, []float32{0, 0, 0})
+	if s[0] != 0 || s[1] != 0 || s[2] != 0 {
+		t.Errorf("all-masked row = %v, want zeros", s)
+	}
+}
+
+func TestParallelForCoversOnce(t *testing.T) {
+	for _, n := range []int{1, 7, 64, 1000, 12345} {
+		hits := make([]int32, n)
+		ParallelFor(n, 3, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				hits[i]++
+			}
+			// Nested calls must not deadlock on a busy pool.
+			ParallelFor(8, 1, func(lo, hi int) {})
+		})
+		for i, h := range hits {
+			if h != 1 {
+				t.Fatalf("n=%d: index %d visited %d times", n, i, h)
+			}
+		}
+	}
+}
