@@ -35,6 +35,10 @@ type Options struct {
 	Out    string    // results go to Out/<experiment>/
 	Log    io.Writer // progress; nil: discard
 	Data   string    // experiments that read a file (uea): its path
+	// PosEncoding overrides the interpolation experiments' positional
+	// encoding ("" = continuous p-RoPE); the siren experiment sets it.
+	PosEncoding string
+	timeScale   float64 // SIREN-RoPE time normalisation of the running experiment
 }
 
 func (o *Options) logf(format string, args ...any) {

@@ -27,10 +27,17 @@ func interpModel(o *Options, values int, seed uint64) *model.Model[float32] {
 	if o.Budget == Tiny {
 		c.Encoder, c.Decoder = model.Size{DModel: 24, Heads: 2, Depth: 2, FFN: 48}, model.Size{DModel: 24, Heads: 2, Depth: 1, FFN: 48}
 	}
+	if o.PosEncoding == model.PosSiren {
+		// Learned angles on the time axis from normalised time alone (the
+		// series here carry no calendar or metadata): time scaled to [0,1].
+		c.PosEncoding, c.Siren = model.PosSiren, model.DefaultSiren(1)
+		c.Siren.TimeScale = o.timeScale
+	}
 	return newModel(c, seed)
 }
 
 func runSynthetic(ctx context.Context, o *Options, r *Result) error {
+	o.timeScale = datasets.SyntheticPoints - 1
 	n := pick(o, 200, 2000, 2000)
 	r.Seeds = o.seeds(1, 1, 5)
 	var mses []float64
@@ -105,6 +112,7 @@ func interpFigure(obs, hid *data.Dataset, pred [][]float32, k int) []series {
 }
 
 func runSpiral(ctx context.Context, o *Options, r *Result) error {
+	o.timeScale = datasets.SpiralSteps - 1
 	r.Seeds = o.seeds(1, 1, 5)
 	var rmses []float64
 	var fig []series
@@ -203,6 +211,7 @@ func linInterp(pos, values []float32, C, c int, t float64) float64 {
 }
 
 func runSines(ctx context.Context, o *Options, r *Result) error {
+	o.timeScale = datasets.SinesPoints - 1
 	r.Seeds = o.seeds(1, 1, 1)
 	var ss []series
 	for _, nf := range []int{1, 2} {

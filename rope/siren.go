@@ -22,15 +22,15 @@ import (
 
 // SirenSpec configures the learned-angle network.
 type SirenSpec struct {
-	Axes      []int     `json:"axes"`       // position axes whose angles are learned (e.g. the time axis)
-	TimeAxis  int       `json:"time_axis"`  // axis holding time, the source of the time features
-	TimeScale float64   `json:"time_scale"` // normalised time = position / TimeScale
-	Periods   []float64 `json:"periods"`    // cyclical features sin/cos(2π·t/period), in position units
-	CatAxes   []int     `json:"cat_axes"`   // axes holding integer categories (band, sensor id)
-	CatSizes  []int     `json:"cat_sizes"`  // number of categories per CatAxes entry
-	CatDim    int       `json:"cat_dim"`    // embedding width per categorical feature
-	Hidden    int       `json:"hidden"`     // width of both branches
-	Omega0    float64   `json:"omega0"`     // SIREN frequency ω0
+	Axes      []int     `json:"axes" yaml:"axes" help:"SIREN-RoPE: position axes whose angles are learned (default: the last, time)"`
+	TimeAxis  int       `json:"time_axis" yaml:"time_axis" help:"SIREN-RoPE: axis holding time (-1: the last)"`
+	TimeScale float64   `json:"time_scale" yaml:"time_scale" help:"SIREN-RoPE: normalised time = position / time_scale"`
+	Periods   []float64 `json:"periods" yaml:"periods" help:"SIREN-RoPE: periods for sin/cos cyclical features, in position units (e.g. 1,7 for day and week when time is in days)"`
+	CatAxes   []int     `json:"cat_axes" yaml:"cat_axes" help:"SIREN-RoPE: position axes holding integer categories (e.g. band) embedded as metadata"`
+	CatSizes  []int     `json:"cat_sizes" yaml:"cat_sizes" help:"SIREN-RoPE: number of categories of each cat_axes entry"`
+	CatDim    int       `json:"cat_dim" yaml:"cat_dim" help:"SIREN-RoPE: embedding width per categorical feature"`
+	Hidden    int       `json:"hidden" yaml:"hidden" help:"SIREN-RoPE: hidden width of the sine and ReLU branches"`
+	Omega0    float64   `json:"omega0" yaml:"omega0" help:"SIREN-RoPE: sine frequency ω0"`
 }
 
 // Validate checks the spec against d position axes.

@@ -59,7 +59,7 @@ func (s *simdBackend) Sgemm(transA, transB bool, m, n, k int, alpha float32, a [
 	}
 	mTiles, nTiles := (m+simdMR-1)/simdMR, (n+s.nr-1)/s.nr
 	if mTiles >= 2*w || mTiles >= nTiles {
-		ParallelFor(mTiles, 1, func(lo, hi int) {
+		parallelChunks(mTiles, min(w, mTiles), w, func(lo, hi int) {
 			i0, i1 := lo*simdMR, min(hi*simdMR, m)
 			aOff := i0 * lda
 			if transA {
@@ -69,7 +69,7 @@ func (s *simdBackend) Sgemm(transA, transB bool, m, n, k int, alpha float32, a [
 		})
 		return
 	}
-	ParallelFor(nTiles, 1, func(lo, hi int) {
+	parallelChunks(nTiles, min(w, nTiles), w, func(lo, hi int) {
 		j0, j1 := lo*s.nr, min(hi*s.nr, n)
 		bOff := j0
 		if transB {

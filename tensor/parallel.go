@@ -32,7 +32,18 @@ func ParallelFor(n, minChunk int, fn func(lo, hi int)) {
 		fn(0, n)
 		return
 	}
-	chunks := min(4*workers, n/minChunk)
+	parallelChunks(n, min(4*workers, n/minChunk), workers, fn)
+}
+
+// parallelChunks runs fn over exactly chunks pieces of [0,n) on the caller
+// and up to workers−1 pool workers. The GEMM uses one chunk per worker:
+// each chunk packs its own copy of the shared operand, so more chunks
+// would repeat that work.
+func parallelChunks(n, chunks, workers int, fn func(lo, hi int)) {
+	if chunks <= 1 || workers <= 1 {
+		fn(0, n)
+		return
+	}
 	t := &pfTask{fn: fn, n: n, chunks: chunks}
 	t.wg.Add(chunks)
 	pfStart(workers - 1)

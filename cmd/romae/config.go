@@ -13,6 +13,7 @@ import (
 
 	"romae/data"
 	"romae/model"
+	"romae/rope"
 	"romae/train"
 )
 
@@ -29,7 +30,7 @@ type runConfig struct {
 type modelSection struct {
 	Size        string `yaml:"size" help:"encoder size: tiny-shallow, tiny, small, base, large, or d_model,heads,depth,ffn"`
 	DecoderSize string `yaml:"decoder_size" help:"decoder size (pre-training), same forms as size"`
-	PosEncoding string `yaml:"pos_encoding" help:"rope (continuous axial p-RoPE), rope-int (integer positions, cached tables) or absolute (sin/cos added to the input)"`
+	PosEncoding string `yaml:"pos_encoding" help:"rope (continuous axial p-RoPE), rope-int (integer positions, cached tables), siren (SIREN-RoPE: angles learned from time features and metadata) or absolute (sin/cos added to the input)"`
 	P           float64 `yaml:"p_rope" help:"fraction of rotary pairs that rotate (p-RoPE); the lowest frequencies stay unrotated"`
 	RoPEBase    float64 `yaml:"rope_base" help:"RoPE base"`
 	UseCLS      bool    `yaml:"use_cls" help:"prepend a learned [CLS] token at position 0"`
@@ -41,6 +42,7 @@ type modelSection struct {
 	HiddenDropout float64 `yaml:"hidden_dropout" help:"dropout on the MLP hidden layer"`
 	HeadDropout   float64 `yaml:"head_dropout" help:"dropout before the head"`
 	DropPath      float64 `yaml:"drop_path" help:"stochastic depth rate of the last layer (layer i drops with i/(depth-1)·rate)"`
+	Siren         rope.SirenSpec `yaml:"siren"`
 }
 
 type dataSection struct {
@@ -55,7 +57,8 @@ func defaultRunConfig() runConfig {
 	d := model.DefaultConfig()
 	return runConfig{
 		Model: modelSection{Size: "tiny", DecoderSize: "tiny-shallow", PosEncoding: d.PosEncoding, P: d.P, RoPEBase: d.RoPEBase,
-			UseCLS: true, Task: "auto", Pool: "auto", NormEps: d.NormEps},
+			UseCLS: true, Task: "auto", Pool: "auto", NormEps: d.NormEps,
+			Siren: rope.SirenSpec{TimeAxis: -1, TimeScale: 1, CatDim: 4, Hidden: 32, Omega0: 10}},
 		Train: train.DefaultConfig(),
 		Data:  dataSection{ValFraction: 0, Normalize: true, Source: data.Source{Format: "auto", Missing: data.MissingDropStep}},
 	}
@@ -76,6 +79,15 @@ func (s *modelSection) modelConfig(task string, values, posDims, outputs int) (m
 	c.Encoder, c.Decoder, c.Values, c.PosDims, c.Task, c.Outputs = enc, dec, values, posDims, task, outputs
 	c.PosEncoding, c.P, c.RoPEBase, c.UseCLS, c.NormEps, c.NormTargets = s.PosEncoding, s.P, s.RoPEBase, s.UseCLS, s.NormEps, s.NormTargets
 	c.AttnDropout, c.HiddenDropout, c.HeadDropout, c.DropPath = s.AttnDropout, s.HiddenDropout, s.HeadDropout, s.DropPath
+	if c.PosEncoding == model.PosSiren {
+		c.Siren = s.Siren
+		if len(c.Siren.Axes) == 0 {
+			c.Siren.Axes = []int{posDims - 1}
+		}
+		if c.Siren.TimeAxis < 0 {
+			c.Siren.TimeAxis = posDims - 1
+		}
+	}
 	return c, c.Validate()
 }
 
@@ -189,12 +201,18 @@ func (f *fieldValue) Set(s string) error {
 			return err
 		}
 		v.SetFloat(x)
-	case reflect.Slice: // []string
+	case reflect.Slice: // []string, []int, []float64: comma-separated
 		var parts []string
 		if s != "" {
 			parts = strings.Split(s, ",")
 		}
-		v.Set(reflect.ValueOf(parts))
+		out := reflect.MakeSlice(v.Type(), len(parts), len(parts))
+		for i, p := range parts {
+			if err := (&fieldValue{out.Index(i)}).Set(strings.TrimSpace(p)); err != nil {
+				return err
+			}
+		}
+		v.Set(out)
 	case reflect.Array: // [N]int
 		parts := strings.Split(s, ",")
 		if len(parts) != v.Len() {

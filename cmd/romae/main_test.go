@@ -170,3 +170,29 @@ func TestSizesCommand(t *testing.T) {
 		t.Errorf("sizes printed %q", out)
 	}
 }
+
+// SIREN-RoPE goes through every CLI path: pre-train, fine-tune (the learned
+// angle network is transferred with the encoder), interpolate.
+func TestSirenPaths(t *testing.T) {
+	dir := t.TempDir()
+	small := []string{"--model.size", "24,2,1,48", "--model.decoder_size", "24,2,1,48", "--train.batch_size", "8",
+		"--train.progress", "none", "--data.train", trainTS, "--model.pos_encoding", "siren", "--model.siren.periods", "10,25",
+		"--model.siren.hidden", "8", "--train.epochs", "1"}
+	pre := filepath.Join(dir, "pre")
+	if _, err := capture(t, cmdPretrain, append(small, "--train.out", pre)...); err != nil {
+		t.Fatal(err)
+	}
+	out, err := capture(t, cmdInspect, pre)
+	if err != nil || !strings.Contains(out, `"pos_encoding": "siren"`) || !strings.Contains(out, `"periods": [`) {
+		t.Fatalf("inspect: %v\n%s", err, out)
+	}
+	if _, err := capture(t, cmdFinetune, append(small, "--from", pre, "--train.out", filepath.Join(dir, "ft"))...); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := capture(t, cmdInterpolate, "--model", pre, "--data", testTS, "--at", "0:1:0.5", "--out", filepath.Join(dir, "i.csv")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := capture(t, cmdPretrain, append(small, "--model.siren.axes", "3", "--train.out", filepath.Join(dir, "bad"))...); err == nil || !strings.Contains(err.Error(), "siren.axes") {
+		t.Errorf("bad siren axes: %v", err)
+	}
+}
