@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"romae/internal/figure"
 
 	"romae/data"
 	"romae/datasets"
@@ -89,7 +90,7 @@ func fashionMNIST(n, nTest int) (tr, te *data.Dataset, err error) {
 }
 
 func runImages(ctx context.Context, o *Options, r *Result) error {
-	nTrain, nTest := pick(o, 512, 12000, 60000), pick(o, 256, 2000, 10000)
+	nTrain, nTest := pick(o, 512, 8000, 60000), pick(o, 256, 2000, 10000)
 	tr, te, err := fashionMNIST(nTrain, nTest)
 	if err != nil {
 		return err
@@ -97,7 +98,7 @@ func runImages(ctx context.Context, o *Options, r *Result) error {
 	r.Seeds = o.seeds(1, 1, 3)
 	enc := pick(o, model.Size{DModel: 24, Heads: 2, Depth: 2, FFN: 48}, model.Sizes["tiny-shallow"], model.Sizes["small"])
 	dec := pick(o, model.Size{DModel: 24, Heads: 2, Depth: 1, FFN: 48}, model.Size{DModel: 120, Heads: 2, Depth: 1, FFN: 480}, model.Sizes["tiny-shallow"])
-	var fig []series
+	var fig []figure.Series
 	for si, st := range imageSettings {
 		var accs []float64
 		for seed := 1; seed <= r.Seeds; seed++ {
@@ -114,14 +115,14 @@ func runImages(ctx context.Context, o *Options, r *Result) error {
 			// in PAPER.md), wd 0.05, 5% warm-up, cosine, clip 1.
 			tc := train.DefaultConfig()
 			tc.Optimizer, tc.LR, tc.BatchSize, tc.Seed, tc.MaskRatio = "adamw", 1e-3, 64, uint64(seed), 0.75
-			tc.Epochs = pick(o, 3, 3, 200)
+			tc.Epochs = pick(o, 3, 4, 200)
 			tc.EvalEvery = tc.Epochs
 			tag := fmt.Sprintf("setting%d-seed%d", si, seed)
 			if _, err := fit(ctx, o, tag+"-pretrain", pm, tc, tr, nil, nil); err != nil {
 				return err
 			}
 			// Fine-tuning: every encoder weight is trained (full fine-tuning),
-			// AdamW lr 5e-4, wd 0.05, label smoothing 0.1, head dropout 0.1.
+			// AdamW lr 5e-4 (1e-3 for the short quick schedule, 3e-3 for tiny), wd 0.05, label smoothing 0.1, head dropout 0.1.
 			fc := c
 			fc.Task, fc.Outputs, fc.Decoder, fc.NormTargets = model.TaskClassify, len(tr.Classes), model.Size{}, false
 			fc.HeadDropout = 0.1
@@ -130,8 +131,8 @@ func runImages(ctx context.Context, o *Options, r *Result) error {
 				return err
 			}
 			ft := train.DefaultConfig()
-			ft.Optimizer, ft.LR, ft.BatchSize, ft.Seed, ft.LabelSmoothing = "adamw", pick(o, 3e-3, 5e-4, 5e-4), 64, uint64(seed), 0.1
-			ft.Epochs = pick(o, 8, 3, 15)
+			ft.Optimizer, ft.LR, ft.BatchSize, ft.Seed, ft.LabelSmoothing = "adamw", pick(o, 3e-3, 1e-3, 5e-4), 64, uint64(seed), 0.1
+			ft.Epochs = pick(o, 8, 4, 15)
 			ft.EvalEvery = ft.Epochs
 			if _, err := fit(ctx, o, tag+"-finetune", fm, ft, tr, nil, nil); err != nil {
 				return err
@@ -146,11 +147,11 @@ func runImages(ctx context.Context, o *Options, r *Result) error {
 		r.addRow(Row{Experiment: "images", Setting: "Fashion-MNIST, " + st.name, Metric: "accuracy",
 			Paper: st.paper + " (Tiny ImageNet)", Values: accs, Baseline: 0.1, BaselineIs: "chance (10 balanced classes)"})
 		row := r.Rows[len(r.Rows)-1]
-		fig = append(fig, series{name: st.name, x: []float64{float64(si)}, y: []float64{row.Mean}, errs: []float64{row.Std}, points: true})
+		fig = append(fig, figure.Series{Name: st.name, X: []float64{float64(si)}, Y: []float64{row.Mean}, Errs: []float64{row.Std}, Points: true})
 	}
-	fig = append(fig, series{name: "chance", x: []float64{-0.2, 2.2}, y: []float64{0.1, 0.1}})
+	fig = append(fig, figure.Series{Name: "chance", X: []float64{-0.2, 2.2}, Y: []float64{0.1, 0.1}})
 	path := filepath.Join(o.Out, "images.png")
-	if err := savePlot(path, "Fashion-MNIST test accuracy by positional encoding (cf. Table 2)", "setting (0: RoPE+[CLS], 1: RoPE mean-pool, 2: absolute)", "accuracy", fig); err != nil {
+	if err := figure.Save(path, "Fashion-MNIST test accuracy by positional encoding (cf. Table 2)", "setting (0: RoPE+[CLS], 1: RoPE mean-pool, 2: absolute)", "accuracy", fig); err != nil {
 		return err
 	}
 	r.Figures = append(r.Figures, path)

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"romae/internal/figure"
 	"sort"
 
 	"romae/data"
@@ -42,7 +43,7 @@ func runSynthetic(ctx context.Context, o *Options, r *Result) error {
 	r.Seeds = o.seeds(1, 1, 5)
 	var mses []float64
 	extra := map[int][]float64{}
-	var fig []series
+	var fig []figure.Series
 	for seed := 1; seed <= r.Seeds; seed++ {
 		// Time in [0,1] is scaled to the point index (0..49), so that
 		// neighbouring points differ by one RoPE unit.
@@ -82,7 +83,7 @@ func runSynthetic(ctx context.Context, o *Options, r *Result) error {
 		r.addRow(Row{Experiment: "synthetic", Setting: fmt.Sprintf("RoMAE-tiny, test with %d observed", k), Metric: "MSE", Paper: "-", Values: extra[k]})
 	}
 	path := filepath.Join(o.Out, "synthetic.png")
-	if err := savePlot(path, "Synthetic interpolation (cf. Fig. 8)", "time (point index)", "value", fig); err != nil {
+	if err := figure.Save(path, "Synthetic interpolation (cf. Fig. 8)", "time (point index)", "value", fig); err != nil {
 		return err
 	}
 	r.Figures = append(r.Figures, path)
@@ -91,20 +92,20 @@ func runSynthetic(ctx context.Context, o *Options, r *Result) error {
 }
 
 // interpFigure draws k samples: observed points, hidden truth and predictions.
-func interpFigure(obs, hid *data.Dataset, pred [][]float32, k int) []series {
-	var ss []series
+func interpFigure(obs, hid *data.Dataset, pred [][]float32, k int) []figure.Series {
+	var ss []figure.Series
 	for i := 0; i < k && i < len(obs.Samples); i++ {
 		o, h := obs.Samples[i], hid.Samples[i]
 		off := float64(3 * i) // stack the curves vertically
-		s1 := series{name: fmt.Sprintf("#%d observed", i), points: true}
+		s1 := figure.Series{Name: fmt.Sprintf("#%d observed", i), Points: true}
 		for j, p := range o.Positions {
-			s1.x, s1.y = append(s1.x, float64(p)), append(s1.y, float64(o.Values[j])+off)
+			s1.X, s1.Y = append(s1.X, float64(p)), append(s1.Y, float64(o.Values[j])+off)
 		}
-		s2 := series{name: fmt.Sprintf("#%d hidden truth", i), points: true}
-		s3 := series{name: fmt.Sprintf("#%d RoMAE", i)}
+		s2 := figure.Series{Name: fmt.Sprintf("#%d hidden truth", i), Points: true}
+		s3 := figure.Series{Name: fmt.Sprintf("#%d RoMAE", i)}
 		for j, p := range h.Positions {
-			s2.x, s2.y = append(s2.x, float64(p)), append(s2.y, float64(h.Values[j])+off)
-			s3.x, s3.y = append(s3.x, float64(p)), append(s3.y, float64(pred[i][j])+off)
+			s2.X, s2.Y = append(s2.X, float64(p)), append(s2.Y, float64(h.Values[j])+off)
+			s3.X, s3.Y = append(s3.X, float64(p)), append(s3.Y, float64(pred[i][j])+off)
 		}
 		ss = append(ss, s1, s2, s3)
 	}
@@ -115,7 +116,7 @@ func runSpiral(ctx context.Context, o *Options, r *Result) error {
 	o.timeScale = datasets.SpiralSteps - 1
 	r.Seeds = o.seeds(1, 1, 5)
 	var rmses []float64
-	var fig []series
+	var fig []figure.Series
 	for seed := 1; seed <= r.Seeds; seed++ {
 		tr, te := datasets.Spiral(pick(o, 60, 300, 300), uint64(seed))
 		m := interpModel(o, 2, uint64(seed))
@@ -133,26 +134,26 @@ func runSpiral(ctx context.Context, o *Options, r *Result) error {
 		}
 		rmses = append(rmses, math.Sqrt(mse))
 		if seed == 1 {
-			s1 := series{name: "observed (30 of 75)", points: true}
-			s2 := series{name: "hidden truth", points: true}
-			s3 := series{name: "RoMAE", points: true}
+			s1 := figure.Series{Name: "observed (30 of 75)", Points: true}
+			s2 := figure.Series{Name: "hidden truth", Points: true}
+			s3 := figure.Series{Name: "RoMAE", Points: true}
 			for i := 0; i < 2; i++ {
 				dx := float64(2 * i)
 				for j := 0; j < len(obs.Samples[i].Values); j += 2 {
-					s1.x, s1.y = append(s1.x, float64(obs.Samples[i].Values[j])+dx), append(s1.y, float64(obs.Samples[i].Values[j+1]))
+					s1.X, s1.Y = append(s1.X, float64(obs.Samples[i].Values[j])+dx), append(s1.Y, float64(obs.Samples[i].Values[j+1]))
 				}
 				for j := 0; j < len(hid.Samples[i].Values); j += 2 {
-					s2.x, s2.y = append(s2.x, float64(hid.Samples[i].Values[j])+dx), append(s2.y, float64(hid.Samples[i].Values[j+1]))
-					s3.x, s3.y = append(s3.x, float64(pred[i][j])+dx), append(s3.y, float64(pred[i][j+1]))
+					s2.X, s2.Y = append(s2.X, float64(hid.Samples[i].Values[j])+dx), append(s2.Y, float64(hid.Samples[i].Values[j+1]))
+					s3.X, s3.Y = append(s3.X, float64(pred[i][j])+dx), append(s3.Y, float64(pred[i][j+1]))
 				}
 			}
-			fig = []series{s1, s2, s3}
+			fig = []figure.Series{s1, s2, s3}
 		}
 	}
 	r.addRow(Row{Experiment: "spiral", Setting: "RoMAE-tiny, 45 of 75 hidden", Metric: "RMSE (x,y units)", Paper: "0.0183 ± 0.007",
 		Values: rmses, Baseline: spiralMeanBaseline(), BaselineIs: "predict each spiral's observed mean"})
 	path := filepath.Join(o.Out, "spiral.png")
-	if err := savePlot(path, "Spiral interpolation (cf. Fig. 7)", "x", "y", fig); err != nil {
+	if err := figure.Save(path, "Spiral interpolation (cf. Fig. 7)", "x", "y", fig); err != nil {
 		return err
 	}
 	r.Figures = append(r.Figures, path)
@@ -213,7 +214,7 @@ func linInterp(pos, values []float32, C, c int, t float64) float64 {
 func runSines(ctx context.Context, o *Options, r *Result) error {
 	o.timeScale = datasets.SinesPoints - 1
 	r.Seeds = o.seeds(1, 1, 1)
-	var ss []series
+	var ss []figure.Series
 	for _, nf := range []int{1, 2} {
 		var mses []float64
 		for seed := 1; seed <= r.Seeds; seed++ {
@@ -254,15 +255,15 @@ func runSines(ctx context.Context, o *Options, r *Result) error {
 				byFFT[f] += fftMSE(te.Samples[i], hid.Samples[i], pred[i])
 				cnt[f]++
 			}
-			st, sf := series{name: fmt.Sprintf("%d freq, time domain", nf)}, series{name: fmt.Sprintf("%d freq, FFT domain", nf)}
+			st, sf := figure.Series{Name: fmt.Sprintf("%d freq, time domain", nf)}, figure.Series{Name: fmt.Sprintf("%d freq, FFT domain", nf)}
 			var fsKeys []int
 			for f := range cnt {
 				fsKeys = append(fsKeys, f)
 			}
 			sort.Ints(fsKeys)
 			for _, f := range fsKeys {
-				st.x, st.y = append(st.x, float64(f)), append(st.y, byF[f]/cnt[f])
-				sf.x, sf.y = append(sf.x, float64(f)), append(sf.y, byFFT[f]/cnt[f])
+				st.X, st.Y = append(st.X, float64(f)), append(st.Y, byF[f]/cnt[f])
+				sf.X, sf.Y = append(sf.X, float64(f)), append(sf.Y, byFFT[f]/cnt[f])
 			}
 			ss = append(ss, st, sf)
 		}
@@ -270,7 +271,7 @@ func runSines(ctx context.Context, o *Options, r *Result) error {
 			Paper: "figure only (Fig. 3)", Values: mses, Baseline: float64(nf)/2 + 0.01, BaselineIs: "predict 0 (signal variance + noise)"})
 	}
 	path := filepath.Join(o.Out, "sines.png")
-	if err := savePlot(path, "Interpolation MSE against frequency (cf. Fig. 3)", "highest frequency (Hz)", "MSE", ss); err != nil {
+	if err := figure.Save(path, "Interpolation MSE against frequency (cf. Fig. 3)", "highest frequency (Hz)", "MSE", ss); err != nil {
 		return err
 	}
 	r.Figures = append(r.Figures, path)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"romae/internal/figure"
 
 	"romae/data"
 	"romae/datasets"
@@ -47,7 +48,7 @@ func pendulumConfig() model.Config {
 func pendulumRecipe(o *Options, seed uint64) train.Config {
 	tc := train.DefaultConfig()
 	tc.Optimizer, tc.LR, tc.WeightDecay, tc.BatchSize, tc.Seed = "adamw", 3e-4, 0.01, 16, seed
-	tc.Epochs = pick(o, 6, 20, 50)
+	tc.Epochs = pick(o, 6, 35, 50)
 	tc.EvalEvery = 1
 	return tc
 }
@@ -104,12 +105,12 @@ func perTokenMSE(pred [][]float64, ds *data.Dataset) float64 {
 }
 
 func runPendulum(ctx context.Context, o *Options, r *Result) error {
-	nTrain, nVal, nTest := pick(o, 96, 1000, 2000), pick(o, 32, 200, 1000), pick(o, 64, 500, 1000)
+	nTrain, nVal, nTest := pick(o, 96, 2000, 2000), pick(o, 32, 500, 1000), pick(o, 64, 1000, 1000)
 	r.Seeds = o.seeds(1, 2, 20)
 	var mses []float64
 	var baseline float64
 	var params int
-	var fig []series
+	var fig []figure.Series
 	for seed := 1; seed <= r.Seeds; seed++ {
 		// Distinct generator seeds per split: each sample depends only on
 		// (seed, index), so the three splits never share a sequence.
@@ -151,12 +152,12 @@ func runPendulum(ctx context.Context, o *Options, r *Result) error {
 			s := te.Samples[0]
 			names := []string{"sin φ", "cos φ"}
 			for k := 0; k < 2; k++ {
-				truth := series{name: "true " + names[k], points: true}
-				est := series{name: "RoMAE " + names[k]}
+				truth := figure.Series{Name: "true " + names[k], Points: true}
+				est := figure.Series{Name: "RoMAE " + names[k]}
 				for t, p := range s.Positions {
 					x := float64(p) - 1 // back to the frame index
-					truth.x, truth.y = append(truth.x, x), append(truth.y, float64(s.Target[2*t+k]))
-					est.x, est.y = append(est.x, x), append(est.y, pred[0][2*t+k])
+					truth.X, truth.Y = append(truth.X, x), append(truth.Y, float64(s.Target[2*t+k]))
+					est.X, est.Y = append(est.X, x), append(est.Y, pred[0][2*t+k])
 				}
 				fig = append(fig, truth, est)
 			}
@@ -166,7 +167,7 @@ func runPendulum(ctx context.Context, o *Options, r *Result) error {
 		Metric: "MSE ×1e-3", Paper: "3.32 (0.13) (S5 3.41, CRU 3.94)", Values: mses, Baseline: baseline,
 		BaselineIs: "predict the training-set mean (sin φ, cos φ) for every frame"})
 	path := filepath.Join(o.Out, "pendulum.png")
-	if err := savePlot(path, "Pendulum: per-frame angle of test sample 0", "frame (time step, dt = 0.01 s)", "value", fig); err != nil {
+	if err := figure.Save(path, "Pendulum: per-frame angle of test sample 0", "frame (time step, dt = 0.01 s)", "value", fig); err != nil {
 		return err
 	}
 	r.Figures = append(r.Figures, path)

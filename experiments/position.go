@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"romae/internal/figure"
 
 	"romae/data"
 	"romae/datasets"
@@ -107,7 +108,7 @@ func runPosition(ctx context.Context, o *Options, r *Result) error {
 func runPositionRange(ctx context.Context, o *Options, r *Result) error {
 	n := pick(o, 1024, 20000, 20000)
 	r.Seeds = o.seeds(1, 1, 1)
-	var ss []series
+	var ss []figure.Series
 	for _, hi := range []float64{100, 1000} {
 		var mses []float64
 		for seed := 1; seed <= r.Seeds; seed++ {
@@ -142,11 +143,11 @@ func runPositionRange(ctx context.Context, o *Options, r *Result) error {
 			}
 			mses = append(mses, total/float64(len(te.Samples)))
 			if seed == 1 {
-				s := series{name: fmt.Sprintf("U(0,%g)", hi)}
+				s := figure.Series{Name: fmt.Sprintf("U(0,%g)", hi)}
 				for b := 0; b < bins; b++ {
 					if cnt[b] > 0 {
-						s.x = append(s.x, (float64(b)+0.5)/bins)
-						s.y = append(s.y, se[b]/cnt[b])
+						s.X = append(s.X, (float64(b)+0.5)/bins)
+						s.Y = append(s.Y, se[b]/cnt[b])
 					}
 				}
 				ss = append(ss, s)
@@ -156,7 +157,7 @@ func runPositionRange(ctx context.Context, o *Options, r *Result) error {
 			Metric: "MSE", Paper: "figure only (Fig. 2)", Values: mses, Baseline: hi * hi / 12, BaselineIs: "predict the mean"})
 	}
 	fig := filepath.Join(o.Out, "position-range.png")
-	if err := savePlot(fig, "Position reconstruction (App. B.1)", "position / domain width", "MSE", ss); err != nil {
+	if err := figure.Save(fig, "Position reconstruction (App. B.1)", "position / domain width", "MSE", ss); err != nil {
 		return err
 	}
 	r.Figures = append(r.Figures, fig)

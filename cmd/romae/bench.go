@@ -56,6 +56,10 @@ type benchResult struct {
 	GEMM         string    `json:"gemm"`
 	Procs        int       `json:"procs"`
 	StepS        []float64 `json:"step_s"`
+	// CPUMedianS is the median process CPU time (user+system) per step:
+	// on a shared box it tracks the work done when wall time is inflated
+	// by other processes; ≈ procs × median_s when the box is quiet.
+	CPUMedianS float64 `json:"cpu_median_s"`
 }
 
 func cmdBench(_ context.Context, args []string) error {
@@ -198,27 +202,24 @@ func runBench(o benchOpts, workload, pos string) (*benchResult, error) {
 	runtime.GC()
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
-	times := make([]float64, o.steps)
+	times, cpu := make([]float64, o.steps), make([]float64, o.steps)
 	for i := range times {
-		t0 := time.Now()
+		t0, c0 := time.Now(), cpuSeconds()
 		if err := step(); err != nil {
 			return nil, err
 		}
-		times[i] = time.Since(t0).Seconds()
+		times[i], cpu[i] = time.Since(t0).Seconds(), cpuSeconds()-c0
 	}
 	runtime.ReadMemStats(&ms1)
 	sorted := append([]float64(nil), times...)
 	sort.Float64s(sorted)
-	med := sorted[len(sorted)/2]
-	if len(sorted)%2 == 0 {
-		med = (sorted[len(sorted)/2-1] + sorted[len(sorted)/2]) / 2
-	}
+	med := median(times)
 	gflop := benchFLOPs(cfg, workload, B, L, o.maskRatio) / 1e9
 	r := &benchResult{Workload: workload, Size: o.size, PosEncoding: pos, Batch: B, Tokens: L, Steps: o.steps,
 		MedianS: med, MinS: sorted[0], SamplesPerS: float64(B) / med, GFLOP: gflop, GFLOPS: gflop / med,
 		PeakRSSMB: peakRSSMB(), GEMM: tensor.BackendName(), Procs: runtime.GOMAXPROCS(0), StepS: times,
 		AllocsPerStp: float64(ms1.Mallocs-ms0.Mallocs) / float64(o.steps),
-		BytesPerStep: float64(ms1.TotalAlloc-ms0.TotalAlloc) / float64(o.steps)}
+		BytesPerStep: float64(ms1.TotalAlloc-ms0.TotalAlloc) / float64(o.steps), CPUMedianS: median(cpu)}
 	return r, nil
 }
 
@@ -262,4 +263,22 @@ func peakRSSMB() float64 {
 		return 0
 	}
 	return float64(ru.Maxrss) / 1024
+}
+
+func median(x []float64) float64 {
+	s := append([]float64(nil), x...)
+	sort.Float64s(s)
+	if len(s)%2 == 0 {
+		return (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return s[len(s)/2]
+}
+
+// cpuSeconds is the process's user+system CPU time so far.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }

@@ -196,6 +196,9 @@ func runTrainer(ctx context.Context, cfg *runConfig, m *model.Model[float32], tr
 	if err := os.WriteFile(filepath.Join(cfg.Train.Out, "result.json"), mustJSON(res), 0o644); err != nil {
 		return err
 	}
+	if _, err := writeCurves(cfg.Train.Out); err != nil {
+		return fmt.Errorf("training finished, but drawing its curves failed: %w", err)
+	}
 	return printJSON(res)
 }
 

@@ -95,6 +95,10 @@ func TestEndToEnd(t *testing.T) {
 		t.Errorf("embedding ids: %v", err)
 	}
 
+	if b, err := os.ReadFile(filepath.Join(ft, "curves.png")); err != nil || string(b[1:4]) != "PNG" {
+		t.Errorf("training curves: %v", err)
+	}
+
 	out, err = capture(t, cmdInspect, ft)
 	if err != nil || !strings.Contains(out, `"task": "classify"`) || !strings.Contains(out, "romae.train_state") {
 		t.Errorf("inspect printed %q, %v", out, err)

@@ -1,4 +1,6 @@
-package experiments
+// Package figure draws the PNG line and scatter plots romae writes for
+// training runs and experiments, on gonum/plot.
+package figure
 
 import (
 	"image/color"
@@ -8,12 +10,12 @@ import (
 	"gonum.org/v1/plot/vg"
 )
 
-// series is one named line or point set of a figure.
-type series struct {
-	name   string
-	x, y   []float64
-	points bool // scatter instead of line
-	errs   []float64
+// Series is one named line or point set of a figure.
+type Series struct {
+	Name   string
+	X, Y   []float64
+	Points bool      // scatter instead of line
+	Errs   []float64 // symmetric error bars, optional
 }
 
 var palette = []color.Color{
@@ -21,25 +23,25 @@ var palette = []color.Color{
 	color.RGBA{214, 39, 40, 255}, color.RGBA{148, 103, 189, 255}, color.RGBA{140, 86, 75, 255},
 }
 
-// savePlot writes a PNG figure.
-func savePlot(path, title, xlabel, ylabel string, ss []series) error {
+// Save writes a PNG figure (6×4 inches).
+func Save(path, title, xlabel, ylabel string, ss []Series) error {
 	p := plot.New()
 	p.Title.Text, p.X.Label.Text, p.Y.Label.Text = title, xlabel, ylabel
 	p.Add(plotter.NewGrid())
 	for i, s := range ss {
-		xy := make(plotter.XYs, len(s.x))
-		for j := range s.x {
-			xy[j].X, xy[j].Y = s.x[j], s.y[j]
+		xy := make(plotter.XYs, len(s.X))
+		for j := range s.X {
+			xy[j].X, xy[j].Y = s.X[j], s.Y[j]
 		}
 		c := palette[i%len(palette)]
-		if s.points {
+		if s.Points {
 			sc, err := plotter.NewScatter(xy)
 			if err != nil {
 				return err
 			}
 			sc.GlyphStyle.Color, sc.GlyphStyle.Radius = c, vg.Points(2)
 			p.Add(sc)
-			p.Legend.Add(s.name, sc)
+			p.Legend.Add(s.Name, sc)
 		} else {
 			l, err := plotter.NewLine(xy)
 			if err != nil {
@@ -47,11 +49,11 @@ func savePlot(path, title, xlabel, ylabel string, ss []series) error {
 			}
 			l.Color, l.Width = c, vg.Points(1.5)
 			p.Add(l)
-			p.Legend.Add(s.name, l)
+			p.Legend.Add(s.Name, l)
 		}
-		if s.errs != nil {
-			ye := make(plotter.Errors, len(s.errs))
-			for j, e := range s.errs {
+		if s.Errs != nil {
+			ye := make(plotter.Errors, len(s.Errs))
+			for j, e := range s.Errs {
 				ye[j].Low, ye[j].High = e, e
 			}
 			eb, err := plotter.NewYErrorBars(struct {
