@@ -42,7 +42,9 @@ func runSiren(ctx context.Context, o *Options, r *Result) error {
 		all := datasets.LightCurves(n, uint64(seed))
 		parts := data.Split(all, []float64{2.0 / 3, 1.0 / 3}, rand.New(rand.NewPCG(uint64(seed), 11)))
 		tr, te := parts[0], parts[1]
-		stats := data.ComputeStats(all) // values only; shared slices, applied once
+		// Standardise with training statistics; the parts share their
+		// samples' slices with all, so one Apply covers both.
+		stats := data.ComputeStats(tr)
 		if err := stats.Apply(all); err != nil {
 			return err
 		}

@@ -1,9 +1,11 @@
 package model
 
 import (
+	"encoding/json"
 	"math"
 	"reflect"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 
@@ -418,5 +420,51 @@ func TestSirenSaveLoad(t *testing.T) {
 	bad.Siren.Axes = []int{5}
 	if _, err := New[float32](bad, 1); err == nil || !strings.Contains(err.Error(), "siren.axes") {
 		t.Errorf("invalid siren axes accepted: %v", err)
+	}
+}
+
+// An authors' checkpoint directory (model_config.json + model.safetensors,
+// as their trainer writes it) loads wherever romae takes a checkpoint and
+// reproduces their logits.
+func TestLoadOfficialDirectory(t *testing.T) {
+	dir := t.TempDir()
+	cfgJSON := `{"encoder_config": {"d_model": 180, "nhead": 3, "layer_norm_eps": 1e-12, "depth": 2, "dim_feedforward": 720,
+	  "mlp_ratio": 4.0, "drop_path_rate": 0.0, "hidden_drop_rate": 0.0, "attn_proj_drop_rate": 0.0, "attn_drop_rate": 0.0, "pos_drop_rate": 0.0},
+	  "use_cls": true, "pos_encoding": "ropend", "max_len": 1500, "tubelet_size": [1, 1, 1], "n_channels": 2,
+	  "head_drop_rate": 0.0, "n_pos_dims": 2, "p_rope_val": 0.75, "dim_output": 5}`
+	if err := os.WriteFile(dir+"/model_config.json", []byte(cfgJSON), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(parityDir + "/classifier.safetensors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dir+"/model.safetensors", raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, _, err := Load[float32](dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fx ParityFixture
+	b, _ := os.ReadFile(parityDir + "/fixture.json")
+	if err := json.Unmarshal(b, &fx); err != nil {
+		t.Fatal(err)
+	}
+	bt, err := fx.batch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := m.NewWorkspace()
+	if _, err := m.ForwardTask(ws, bt, LossOptions{}, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	if e := relErr(ws.Output(), fx.Classifier.Logits, nil); e > 1e-4 {
+		t.Errorf("logits from the authors' checkpoint directory: relative error %v", e)
+	}
+	// The absolute-embedding variant is refused (it cannot be reproduced).
+	os.WriteFile(dir+"/model_config.json", []byte(strings.Replace(cfgJSON, `"ropend"`, `"absolute"`, 1)), 0o644)
+	if _, _, err := Load[float32](dir); err == nil || !strings.Contains(err.Error(), "pos_encoding") {
+		t.Errorf("absolute checkpoint: %v", err)
 	}
 }
