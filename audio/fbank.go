@@ -123,6 +123,12 @@ type melBank struct {
 //	  weight = 0                               unless left < m < right
 //	         = (m − left)/(center − left)      if m ≤ center
 //	         = (right − m)/(right − center)    otherwise
+//
+// With many bins and a short FFT the narrow low-frequency triangles can fall
+// between FFT bins, e.g. bins 3, 5 and 7 of the 128-bin, 512-point, 16 kHz
+// setup AST uses. Kaldi's C++ asserts on such an empty filter ("You may have
+// set --num-mel-bins too large"); torchaudio, which AST runs, keeps it, so
+// the bin always outputs the floor ln(FLT_EPSILON). We follow torchaudio.
 func melBanks(numBins, padded int, rate, low, high float64) ([]melBank, error) {
 	nyquist := 0.5 * rate
 	if high <= 0 {
@@ -159,9 +165,9 @@ func melBanks(numBins, padded int, rate, low, high float64) ([]melBank, error) {
 				last = i
 			}
 		}
-		if first < 0 {
-			return nil, fmt.Errorf("fbank: mel bin %d (%.1f–%.1f Hz) covers no FFT bin of a %d-point FFT at %g Hz; NumMelBins = %d is too large",
-				b, InverseMelScale(left), InverseMelScale(right), padded, rate, numBins)
+		if first < 0 { // empty filter: torchaudio keeps it (energy 0 → floor); Kaldi would abort
+			banks[b] = melBank{}
+			continue
 		}
 		banks[b] = melBank{first: first, weights: w[first : last+1]}
 	}

@@ -2,27 +2,11 @@ package rope
 
 import (
 	"math"
-	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"romae/internal/gradcheck"
 )
-
-func randVec(n int, seed uint64) []float64 {
-	r := rand.New(rand.NewPCG(seed, 1))
-	v := make([]float64, n)
-	for i := range v {
-		v[i] = r.NormFloat64()
-	}
-	return v
-}
-
-func dot(a, b []float64) float64 {
-	var s float64
-	for i := range a {
-		s += a[i] * b[i]
-	}
-	return s
-}
 
 // The property RoPE exists for: after rotation, q·k depends on positions
 // only through their difference, on every axis, for real-valued positions.
@@ -32,13 +16,13 @@ func TestRelativePosition(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		q, k := randVec(l.HeadDim, 1), randVec(l.HeadDim, 2)
+		q, k := gradcheck.Rand(l.HeadDim, 1), gradcheck.Rand(l.HeadDim, 2)
 		score := func(pq, pk []float64) float64 {
 			var tab Table[float64]
 			tab.Compute(l, append(append([]float64{}, pq...), pk...), 2)
 			x := append(append([]float64{}, q...), k...)
 			tab.Rotate(x, 1, false)
-			return dot(x[:l.HeadDim], x[l.HeadDim:])
+			return gradcheck.Dot(x[:l.HeadDim], x[l.HeadDim:])
 		}
 		shift := []float64{3.7, -12.25, 0.5}[:d]
 		pq, pk := []float64{1.3, 40.1, 7}[:d], []float64{5.5, 2.2, 9.75}[:d]
@@ -59,13 +43,13 @@ func TestRotateInverseAndNorm(t *testing.T) {
 	l, _ := NewLayout(30, 1, 0.75, 10000)
 	n, heads := 5, 3
 	var tab Table[float64]
-	tab.Compute(l, randVec(n, 3), n)
-	x := randVec(n*heads*30, 4)
+	tab.Compute(l, gradcheck.Rand(n, 3), n)
+	x := gradcheck.Rand(n*heads*30, 4)
 	orig := append([]float64(nil), x...)
 	tab.Rotate(x, heads, false)
 	for i := 0; i < n*heads; i++ {
 		a, b := orig[i*30:(i+1)*30], x[i*30:(i+1)*30]
-		if math.Abs(dot(a, a)-dot(b, b)) > 1e-9 {
+		if math.Abs(gradcheck.Dot(a, a)-gradcheck.Dot(b, b)) > 1e-9 {
 			t.Fatalf("rotation changed a head's norm")
 		}
 	}
@@ -91,7 +75,7 @@ func TestPRoPELayout(t *testing.T) {
 	}
 	var tab Table[float64]
 	tab.Compute(l, []float64{17.3, 4.1}, 1)
-	x := randVec(60, 5)
+	x := gradcheck.Rand(60, 5)
 	y := append([]float64(nil), x...)
 	tab.Rotate(y, 1, false)
 	for ax := 0; ax < 2; ax++ {
