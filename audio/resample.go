@@ -23,9 +23,11 @@ const (
 // to the input Nyquist, so downsampling low-passes below the new Nyquist
 // frequency), W = 16/c input samples (16 zero crossings each side) and
 // hann(v) = cos²(πv/2). Samples beyond the clip count as 0. The output has
-// ⌈len·out/in⌉ samples, as torchaudio's resample. The passband (< 0.9 of the
-// lower Nyquist) is flat to about 1e-3 and the stopband attenuation is about
-// 60 dB, more than enough for log-mel features. Cost is O(len·W).
+// ⌈len·out/in⌉ samples, as torchaudio's resample. Measured for 16→8 kHz:
+// flat within 0.01 dB up to 0.75 of the lower Nyquist frequency, −6 dB at
+// 0.95, and ≥ 60 dB attenuation from 1.05 of it upward (the narrow band
+// between the new Nyquist and 1.05× it still leaks at −10…−30 dB). That is
+// ample for log-mel features. Cost is O(len·W).
 func Resample(clip *Clip, rate int) (*Clip, error) {
 	if clip == nil || clip.SampleRate <= 0 {
 		return nil, fmt.Errorf("audio: Resample: clip has no positive sample rate")
@@ -42,25 +44,60 @@ func Resample(clip *Clip, rate int) (*Clip, error) {
 	m := int((int64(n)*int64(rate) + int64(in) - 1) / int64(in))
 	c := resampleRolloff * math.Min(1, float64(rate)/float64(in))
 	W := resampleZeros / c
+	K := int(math.Ceil(W)) // taps k0−K+1 … k0+K around k0 = ⌊t⌋
+	kernel := func(d float64) float64 {
+		v := d / W
+		if v <= -1 || v >= 1 {
+			return 0
+		}
+		h := math.Cos(0.5 * math.Pi * v)
+		return c * sinc(c*d) * h * h
+	}
+	// t = j·in/out has integer part (j·in) div out and a fraction that
+	// cycles through out/g values (g = gcd): tabulate the kernel per phase
+	// when that table is small, as it is for common rate pairs.
+	g := gcd(in, rate)
+	phases := rate / g
+	var table []float64
+	if phases*2*K <= 1<<20 {
+		table = make([]float64, phases*2*K)
+		for p := range phases {
+			frac := float64(p*g) / float64(rate)
+			for m := range 2 * K {
+				table[p*2*K+m] = kernel(frac + float64(K-1-m))
+			}
+		}
+	}
 	y := make([]float32, m)
-	ratio := float64(in) / float64(rate)
 	for j := range y {
-		t := float64(j) * ratio
-		lo := max(0, int(math.Ceil(t-W)))
-		hi := min(n-1, int(math.Floor(t+W)))
+		pos := int64(j) * int64(in)
+		k0 := int(pos / int64(rate))
+		rem := int(pos % int64(rate))
+		frac := float64(rem) / float64(rate)
 		var s float64
-		for k := lo; k <= hi; k++ {
-			d := t - float64(k)
-			v := d / W
-			if v <= -1 || v >= 1 {
+		for mm := range 2 * K {
+			k := k0 - K + 1 + mm
+			if k < 0 || k >= n {
 				continue
 			}
-			h := math.Cos(0.5 * math.Pi * v)
-			s += float64(x[k]) * c * sinc(c*d) * h * h
+			var h float64
+			if table != nil {
+				h = table[(rem/g)*2*K+mm]
+			} else {
+				h = kernel(frac + float64(K-1-mm))
+			}
+			s += float64(x[k]) * h
 		}
 		y[j] = float32(s)
 	}
 	return &Clip{SampleRate: rate, Samples: y}, nil
+}
+
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
 }
 
 func sinc(u float64) float64 {

@@ -54,7 +54,10 @@ func ExecAvailable() error {
 //
 // Words must be non-empty and must not start with '-' (espeak-ng would read
 // them as options). Errors name the failing command and espeak-ng's
-// message, e.g. for an unknown voice.
+// message, e.g. for an unknown voice. Beware that espeak-ng silently falls
+// back rather than failing for an unknown variant ("en+nosuch") or a name
+// with a known language prefix ("no-such-voice" speaks Norwegian); check
+// `espeak-ng --voices` for exact names.
 func SpeakWords(dir string, words []string, voices []string, speeds []int) ([]LabeledClip, error) {
 	if err := ExecAvailable(); err != nil {
 		return nil, err

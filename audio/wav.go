@@ -51,6 +51,9 @@ func unsupported(format string, args ...any) error {
 	return &wavError{ErrUnsupported, fmt.Sprintf(format, args...)}
 }
 
+// streamedSize is the smallest data-chunk size treated as "until EOF".
+const streamedSize = 0x7FFFF000
+
 // WAVE format tags (mmreg.h).
 const (
 	tagPCM        = 0x0001
@@ -100,9 +103,11 @@ func LoadWAV(path string) (*Clip, error) {
 // [-1, 1); multi-channel audio is downmixed to mono by averaging the
 // channels. Chunks other than fmt and data (LIST, fact, cue, ...) are
 // skipped, honouring the pad byte after odd-sized chunks, and may appear
-// before or after the data chunk. A data chunk whose size field is
-// 0xFFFFFFFF (written by streaming encoders that cannot seek back) extends
-// to the end of the stream; any other data chunk must be complete.
+// before or after the data chunk. A data chunk whose size field is a
+// streaming placeholder (≥ 0x7FFFF000: sox and espeak-ng write 0x7FFFF000,
+// others 0xFFFFFFFF, when writing to a pipe they cannot seek back in)
+// extends to the end of the stream, dropping a trailing partial frame; any
+// other data chunk must be complete.
 //
 // Every error wraps ErrMalformed or ErrUnsupported and says what is wrong.
 func ReadWAV(r io.Reader) (*Clip, error) {
@@ -160,7 +165,7 @@ func ReadWAV(r io.Reader) (*Clip, error) {
 				return nil, malformed("second data chunk")
 			}
 			seen = true
-			if size == 0xFFFFFFFF {
+			if size >= streamedSize {
 				if pcm, err = io.ReadAll(r); err != nil {
 					return nil, malformed("reading streamed data chunk: %v", err)
 				}

@@ -149,6 +149,7 @@ func TestReadWAVFormats(t *testing.T) {
 		{"float32-4ch-extensible", tagFloat, 32, 4, true, 16000, ""},
 		{"float64-mono", tagFloat, 64, 1, false, 16000, ""},
 		{"pcm16-streamed-size", tagPCM, 16, 2, false, 16000, "stream"},
+		{"pcm16-sox-streamed-size", tagPCM, 16, 1, false, 16000, "stream-sox"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -167,6 +168,8 @@ func TestReadWAVFormats(t *testing.T) {
 				file = riff(f, d, list, chunk{"id3 ", []byte{1, 2, 3}, -1})
 			case "stream":
 				file = riff(f, chunk{"data", pcm, 0xFFFFFFFF})
+			case "stream-sox":
+				file = riff(f, chunk{"data", append(pcm, 7), 0x7FFFF000}) // + a partial frame
 			}
 			clip, err := ReadWAV(bytes.NewReader(file))
 			if err != nil {
