@@ -275,6 +275,9 @@ func loadModelAndData(modelPath, dataPath, format string) (*loaded, error) {
 	if err := ds.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", dataPath, err)
 	}
+	if len(ds.Samples) == 0 {
+		return nil, fmt.Errorf("%s: no samples", dataPath)
+	}
 	return l, nil
 }
 

@@ -200,3 +200,39 @@ func TestSirenPaths(t *testing.T) {
 		t.Errorf("bad siren axes: %v", err)
 	}
 }
+
+// Commands that use a trained model refuse bad input with a clear error.
+func TestUsingCommandsRefuseBadInput(t *testing.T) {
+	dir := t.TempDir()
+	pre := filepath.Join(dir, "pre")
+	if _, err := capture(t, cmdPretrain, "--model.size", "24,2,1,48", "--model.decoder_size", "24,2,1,48",
+		"--train.epochs", "1", "--train.progress", "none", "--data.train", trainTS, "--train.out", pre); err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(dir, "empty.ts")
+	os.WriteFile(empty, []byte("@problemName x\n@univariate false\n@dimensions 6\n@equalLength true\n@seriesLength 100\n@classLabel true Standing Running Walking Badminton\n@data\n"), 0o644)
+	wrongDims := filepath.Join(dir, "dims.ts")
+	os.WriteFile(wrongDims, []byte("@problemName x\n@univariate true\n@equalLength true\n@seriesLength 3\n@classLabel true a b\n@data\n1,2,3:a\n"), 0o644)
+	queries := filepath.Join(dir, "q.csv")
+	os.WriteFile(queries, []byte("id,pos0\n0,1.5\nnope,2\n"), 0o644)
+	cases := []struct {
+		name string
+		run  func(context.Context, []string) error
+		args []string
+		want string
+	}{
+		{"no model", cmdEvaluate, []string{"--data", testTS}, "--model and --data"},
+		{"missing checkpoint", cmdEvaluate, []string{"--model", filepath.Join(dir, "none"), "--data", testTS}, "none"},
+		{"empty data", cmdEmbed, []string{"--model", pre, "--data", empty, "--out", filepath.Join(dir, "e.npy")}, "empty.ts"},
+		{"wrong dimensions", cmdEvaluate, []string{"--model", pre, "--data", wrongDims}, "values"},
+		{"predict with pre-training model", cmdPredict, []string{"--model", pre, "--data", testTS}, "fine-tuned"},
+		{"bad grid", cmdInterpolate, []string{"--model", pre, "--data", testTS, "--at", "5:1:1"}, "--at"},
+		{"unknown query series", cmdInterpolate, []string{"--model", pre, "--data", testTS, "--queries", queries}, "q.csv:3"},
+		{"grid and queries", cmdInterpolate, []string{"--model", pre, "--data", testTS}, "exactly one"},
+	}
+	for _, tc := range cases {
+		if _, err := capture(t, tc.run, tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want an error containing %q", tc.name, err, tc.want)
+		}
+	}
+}
