@@ -81,24 +81,11 @@ func LoadLongCSV(path string, opt CSVOptions) (*Dataset, error) {
 	if opt.ChannelMode != ChannelAxis && opt.ChannelMode != ChannelSlot {
 		return nil, fmt.Errorf("%s: unknown ChannelMode %q (want %q or %q)", path, opt.ChannelMode, ChannelAxis, ChannelSlot)
 	}
-	f, err := os.Open(path)
+	f, r, header, cols, err := openCSV(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	r := newCSVReader(f)
-	header, err := r.Read()
-	if err == io.EOF {
-		return nil, fmt.Errorf("%s:1: empty file, want a header row", path)
-	}
-	if err != nil {
-		return nil, csvErr(path, err)
-	}
-	header = slices.Clone(header) // ReuseRecord would overwrite it
-	cols, err := headerIndex(header)
-	if err != nil {
-		return nil, fmt.Errorf("%s:1: %w", path, err)
-	}
 	if opt.ChannelColumn == "" {
 		if _, ok := cols["channel"]; ok {
 			opt.ChannelColumn = "channel"
@@ -328,6 +315,33 @@ func withCSVDefaults(opt CSVOptions) CSVOptions {
 	return opt
 }
 
+// openCSV opens path and reads its header row: the file (for the caller to
+// close), the reader positioned on line 2, the header and its column index.
+func openCSV(path string) (*os.File, *csv.Reader, []string, map[string]int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	r := newCSVReader(f)
+	header, err := r.Read()
+	if err == io.EOF {
+		err = fmt.Errorf("%s:1: empty file, want a header row", path)
+	} else if err != nil {
+		err = csvErr(path, err)
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, nil, nil, err
+	}
+	header = slices.Clone(header) // ReuseRecord would overwrite it
+	cols, err := headerIndex(header)
+	if err != nil {
+		f.Close()
+		return nil, nil, nil, nil, fmt.Errorf("%s:1: %w", path, err)
+	}
+	return f, r, header, cols, nil
+}
+
 func newCSVReader(r io.Reader) *csv.Reader {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1 // checked by the caller, with a better message
@@ -396,24 +410,11 @@ func identity(n int) []int {
 // id → label. An id listed twice or an empty id/label is an error, since
 // either would make the label an object gets depend on row order.
 func LoadLabelsCSV(path, idCol, labelCol string) (map[string]string, error) {
-	f, err := os.Open(path)
+	f, r, header, cols, err := openCSV(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	r := newCSVReader(f)
-	header, err := r.Read()
-	if err == io.EOF {
-		return nil, fmt.Errorf("%s:1: empty file, want a header row", path)
-	}
-	if err != nil {
-		return nil, csvErr(path, err)
-	}
-	header = slices.Clone(header) // ReuseRecord would overwrite it
-	cols, err := headerIndex(header)
-	if err != nil {
-		return nil, fmt.Errorf("%s:1: %w", path, err)
-	}
 	for _, name := range []string{idCol, labelCol} {
 		if _, ok := cols[name]; !ok {
 			return nil, fmt.Errorf("%s:1: header has no column %q (columns: %v)", path, name, header)

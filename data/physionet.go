@@ -17,7 +17,8 @@ const PhysioNetFeatures = 41
 // interpolation result (Table 7), and returns one sample per record with
 // one token per observed (time, feature) value: C = 1 value and D = 2
 // positions (t/T, feature index 0..40) — the paper's "dimensional index
-// trick" layout. Tokens run time-major, features in index order. Sample
+// trick" layout. Tokens follow the array's time rows in order (HeTVAE's rows
+// are sorted by time), features in index order within a row. Sample
 // IDs are key-000042 (the record's row in the array); records carry no
 // label or target.
 //
@@ -29,15 +30,16 @@ const PhysioNetFeatures = 41
 // time. Values under a 0 mask are ignored (HeTVAE stores 0 there), so they
 // may even be NaN.
 //
-// Time. The npz (mTAN's preprocessing) holds times rounded to the minute
-// and already divided by the largest time in the data set, i.e. t/T ∈
-// [0, 1] with T = 48 hours. The loader divides by the largest time of any
-// observed row in the array, which leaves such a file unchanged (max 1) and
-// turns a file that kept raw hours or minutes into the same t/T. Note that
-// this makes T a property of the split that is loaded; when a file stores
-// raw times, load both splits and rescale one to the other's T if they
-// differ. Values are used as stored (HeTVAE's file is already standardised
-// per feature).
+// Time. The records cover the first 48 hours of an ICU stay, with times
+// rounded to the minute; the npz comes from mTAN's data pipeline, whose
+// collate step scales times to [0, 1] (t/T), but that file is not
+// available here to confirm it. The loader therefore divides by the largest
+// time of any observed row in the array: a file already in [0, 1] whose
+// latest observation is at 1 is unchanged, and a file that kept raw hours
+// or minutes becomes the same t/T. This makes T a property of the split
+// that is loaded; for raw-time files whose splits end at different times,
+// rescale one split to the other's T. Values are used as stored (the
+// preprocessing has already normalised each feature).
 //
 // Errors name the file and key: a missing key or wrong rank, a last axis
 // that is not 83, a mask that is neither 0 nor 1, a non-finite value or

@@ -39,6 +39,7 @@ type Options struct {
 	// encoding ("" = continuous p-RoPE); the siren experiment sets it.
 	PosEncoding string
 	timeScale   float64 // SIREN-RoPE time normalisation of the running experiment
+	interpSmall bool    // synthetic and spiral on the small interpolation model (the siren experiment's quick runs)
 }
 
 func (o *Options) logf(format string, args ...any) {
@@ -63,6 +64,18 @@ func (o *Options) seeds(tiny, quick, paper int) int {
 		return o.Seeds
 	}
 	return pick(o, tiny, quick, paper)
+}
+
+// resultsDirName is where an experiment's results go under Options.Out:
+// its name, plus the dataset's for experiments that read a file, so that
+// runs on several UEA datasets do not overwrite each other.
+func resultsDirName(name, dataPath string) string {
+	if dataPath == "" {
+		return name
+	}
+	base := filepath.Base(dataPath)
+	base = strings.TrimSuffix(base, filepath.Ext(base))
+	return name + "-" + strings.TrimSuffix(base, "_TRAIN")
 }
 
 // Row is one line of a results table.
@@ -127,7 +140,7 @@ func Run(ctx context.Context, name string, o Options) (*Result, error) {
 	if o.Budget != Tiny && o.Budget != Quick && o.Budget != Paper {
 		return nil, fmt.Errorf("budget %q: want tiny, quick or paper", o.Budget)
 	}
-	dir := filepath.Join(o.Out, name)
+	dir := filepath.Join(o.Out, resultsDirName(name, o.Data))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"romae/datasets"
 )
 
 // Every experiment runs end to end at the tiny budget: results.json and
@@ -21,16 +23,21 @@ func TestExperimentsTiny(t *testing.T) {
 			if name == "uea" {
 				o.Data = "../../shared/data/uea/BasicMotions_TRAIN.ts"
 			}
+			if name == "images" {
+				if _, err := os.Stat(datasets.FashionMNISTDir()); err != nil {
+					t.Skipf("images needs Debian's dataset-fashion-mnist package: %v", err)
+				}
+			}
 			res, err := Run(context.Background(), name, o)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var back Result
-			raw, err := os.ReadFile(filepath.Join(o.Out, name, "results.json"))
+			raw, err := os.ReadFile(filepath.Join(o.Out, resultsDirName(name, o.Data), "results.json"))
 			if err != nil || json.Unmarshal(raw, &back) != nil || len(back.Rows) == 0 {
 				t.Fatalf("results.json unreadable or empty: %v", err)
 			}
-			md, err := os.ReadFile(filepath.Join(o.Out, name, "results.md"))
+			md, err := os.ReadFile(filepath.Join(o.Out, resultsDirName(name, o.Data), "results.md"))
 			if err != nil || !strings.Contains(string(md), "| "+res.Rows[0].Experiment+" |") {
 				t.Errorf("results.md: %v", err)
 			}

@@ -41,6 +41,16 @@ func newModel(cfg model.Config, seed uint64) *model.Model[float32] {
 	return m
 }
 
+// classifierFrom is the fine-tuning model of the pre-train-then-fine-tune
+// experiments: pre's encoder with a [CLS] classification head of `classes`
+// outputs (head dropout 0.1), no decoder, weights copied from pm.
+func classifierFrom(pre model.Config, pm *model.Model[float32], classes int, seed uint64) (*model.Model[float32], error) {
+	fc := pre
+	fc.Task, fc.Outputs, fc.Decoder, fc.NormTargets, fc.HeadDropout = model.TaskClassify, classes, model.Size{}, false, 0.1
+	fm := newModel(fc, seed)
+	return fm, fm.TransferEncoder(pm)
+}
+
 // interpolationMSE predicts every hidden token from the observed ones and
 // returns the MSE against the hidden values (per value, over all tokens)
 // and the per-sample predictions.

@@ -32,7 +32,7 @@ func positionModel(size model.Size, cls bool, seed uint64) *model.Model[float32]
 func positionRecipe(o *Options, seed uint64) train.Config {
 	tc := train.DefaultConfig()
 	tc.Optimizer, tc.LR, tc.WeightDecay, tc.BatchSize, tc.Seed = "adamw", 5e-4, 0.01, 64, seed
-	tc.Epochs = pick(o, 4, 8, 10)
+	tc.Epochs = pick(o, 4, 4, 10)
 	tc.WarmupSteps = pick(o, 10, 100, 625)
 	tc.ClipNorm = 0
 	tc.EvalEvery = tc.Epochs
@@ -65,10 +65,10 @@ func standardiseTargets(ds ...*data.Dataset) (mean, std float64) {
 }
 
 func runPosition(ctx context.Context, o *Options, r *Result) error {
-	nTrain, nTest := pick(o, 2048, 8000, 20000), pick(o, 256, 2000, 4000)
+	nTrain, nTest := pick(o, 2048, 6000, 20000), pick(o, 256, 2000, 4000)
 	sizes := pick(o, []string{"tiny"}, []string{"tiny"}, []string{"tiny", "small", "base"})
 	paper := map[string][2]string{"tiny": {"0.062 (0.007)", "200.33"}, "small": {"0.0057 (0.002)", "200.33"}, "base": {"0.0031 (0.002)", "200.33"}}
-	r.Seeds = o.seeds(1, 1, 5)
+	r.Seeds = o.seeds(1, 3, 5)
 	variance := 50.0 * 50.0 / 12
 	for _, sizeName := range sizes {
 		size := model.Sizes[sizeName]
@@ -106,7 +106,7 @@ func runPosition(ctx context.Context, o *Options, r *Result) error {
 }
 
 func runPositionRange(ctx context.Context, o *Options, r *Result) error {
-	n := pick(o, 1024, 20000, 20000)
+	n := pick(o, 1024, 8000, 20000)
 	r.Seeds = o.seeds(1, 1, 1)
 	var ss []figure.Series
 	for _, hi := range []float64{100, 1000} {
@@ -121,7 +121,7 @@ func runPositionRange(ctx context.Context, o *Options, r *Result) error {
 			}
 			m := positionModel(size, true, uint64(seed))
 			tc := positionRecipe(o, uint64(seed))
-			tc.Epochs = pick(o, 4, 10, 20)
+			tc.Epochs = pick(o, 4, 8, 20)
 			if _, err := fit(ctx, o, fmt.Sprintf("range%v-seed%d", hi, seed), m, tc, tr, nil, nil); err != nil {
 				return err
 			}

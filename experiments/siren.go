@@ -96,18 +96,33 @@ func runSiren(ctx context.Context, o *Options, r *Result) error {
 		r.addRow(Row{Experiment: "siren/lightcurves", Setting: label[mode], Metric: "interpolation MSE (30% hidden, standardised flux)", Paper: "-",
 			Values: mse[mode], Baseline: 1, BaselineIs: "predict the mean (unit variance after standardisation)"})
 	}
-	over, err := sirenOverhead(enc, dec, pick(o, 3, 9, 15))
-	if err != nil {
-		return err
+	// The angle network's cost is per token, the Transformer's grows with
+	// width and depth: time it at this experiment's size and at RoMAE-tiny.
+	type timedSize struct {
+		name     string
+		enc, dec model.Size
 	}
-	r.addRow(Row{Experiment: "siren/overhead", Setting: fmt.Sprintf("pre-training step, 32 light curves, encoder %d×%d", enc.DModel, enc.Depth),
-		Metric: "step time overhead vs p-RoPE (%)", Paper: "+2.4% (recommender, SIREN-RoPE paper)", Values: []float64{over}})
+	sizes := []timedSize{{fmt.Sprintf("encoder d %d × %d", enc.DModel, enc.Depth), enc, dec}}
+	if o.Budget != Tiny {
+		sizes = append(sizes, timedSize{"RoMAE-tiny, tiny-shallow decoder", model.Sizes["tiny"], model.Sizes["tiny-shallow"]})
+	}
+	for _, sz := range sizes {
+		over, err := sirenOverhead(sz.enc, sz.dec, pick(o, 3, 15, 25))
+		if err != nil {
+			return err
+		}
+		r.addRow(Row{Experiment: "siren/overhead", Setting: "pre-training step, 32 light curves, " + sz.name,
+			Metric: "step time overhead vs p-RoPE (%)", Paper: "+2.4% (recommender, SIREN-RoPE paper)", Values: []float64{over}})
+	}
 
 	// The same comparison on two reproduction experiments.
 	for _, name := range []string{"synthetic", "spiral"} {
 		for _, mode := range modes {
 			sub := *o
 			sub.PosEncoding, sub.Out, sub.Seeds = mode, filepath.Join(o.Out, name+"-"+mode), pick(o, 1, 1, 3)
+			// Quick: the small interpolation model, so both modes of both
+			// experiments take about a minute rather than half an hour.
+			sub.interpSmall = o.Budget == Quick
 			var sr Result
 			if err := registry[name].Run(ctx, &sub, &sr); err != nil {
 				return err
@@ -122,8 +137,8 @@ func runSiren(ctx context.Context, o *Options, r *Result) error {
 }
 
 // sirenOverhead times pre-training steps (forward, backward) of the two
-// modes alternately on the same batch and returns the median SIREN-RoPE
-// overhead in percent.
+// modes alternately on the same batch and returns the median over pairs of
+// the SIREN-RoPE overhead in percent.
 func sirenOverhead(enc, dec model.Size, reps int) (float64, error) {
 	ds := datasets.LightCurves(32, 99)
 	bt := data.Collate(nil, ds, seqIdx(32))
@@ -138,22 +153,37 @@ func sirenOverhead(enc, dec model.Size, reps int) (float64, error) {
 		models[i] = newModel(c, 1)
 	}
 	wss := [2]*model.Workspace[float32]{models[0].NewWorkspace(), models[1].NewWorkspace()}
-	times := [2][]float64{}
-	for rep := 0; rep < reps+1; rep++ {
-		for i, m := range models {
-			start := time.Now()
-			m.ZeroGrad()
-			if _, err := m.ForwardPretrain(wss[i], bt, mask, true, nil); err != nil {
+	step := func(i int) (float64, error) {
+		start := time.Now()
+		models[i].ZeroGrad()
+		if _, err := models[i].ForwardPretrain(wss[i], bt, mask, true, nil); err != nil {
+			return 0, err
+		}
+		models[i].BackwardPretrain(wss[i])
+		return time.Since(start).Seconds(), nil
+	}
+	// One untimed step each warms the buffers up; then pairs in ABBA order
+	// (so neither mode always runs first), each pair giving one ratio.
+	var ratios []float64
+	for rep := -1; rep < reps; rep++ {
+		order := [2]int{0, 1}
+		if rep%2 != 0 {
+			order = [2]int{1, 0}
+		}
+		var t [2]float64
+		for _, i := range order {
+			s, err := step(i)
+			if err != nil {
 				return 0, err
 			}
-			m.BackwardPretrain(wss[i])
-			if rep > 0 { // the first repetition warms buffers up
-				times[i] = append(times[i], time.Since(start).Seconds())
-			}
+			t[i] = s
+		}
+		if rep >= 0 {
+			ratios = append(ratios, t[1]/t[0])
 		}
 	}
-	med := func(x []float64) float64 { sort.Float64s(x); return x[len(x)/2] }
-	return 100 * (med(times[1])/med(times[0]) - 1), nil
+	sort.Float64s(ratios)
+	return 100 * (ratios[len(ratios)/2] - 1), nil
 }
 
 func seqIdx(n int) []int {

@@ -72,11 +72,9 @@ func runUEA(ctx context.Context, o *Options, r *Result) error {
 		}
 		// Fine-tuning: SGD momentum 0.9 (per-dataset settings are not in
 		// PAPER.md; these are romae's).
-		fc := c
-		fc.Task, fc.Outputs, fc.Pool, fc.Decoder = model.TaskClassify, len(tr.Classes), model.PoolCLS, model.Size{}
-		fc.HeadDropout = 0.1
-		fm := newModel(fc, uint64(seed))
-		if err := fm.TransferEncoder(pm); err != nil {
+		c.Pool = model.PoolCLS
+		fm, err := classifierFrom(c, pm, len(tr.Classes), uint64(seed))
+		if err != nil {
 			return err
 		}
 		ft := train.DefaultConfig()

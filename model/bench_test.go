@@ -2,10 +2,33 @@ package model
 
 import (
 	"math/rand/v2"
+	"syscall"
 	"testing"
 
 	"romae/data"
 )
+
+// cpuSeconds is the process's user+system CPU time: reported per op next
+// to wall time because the shared 2-core box's wall time swings with
+// other processes' load while CPU time tracks the work done.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
+
+// timed runs f b.N times and reports CPU seconds per op.
+func timed(b *testing.B, f func()) {
+	b.ReportAllocs()
+	b.ResetTimer()
+	c0 := cpuSeconds()
+	for i := 0; i < b.N; i++ {
+		f()
+	}
+	b.ReportMetric((cpuSeconds()-c0)/float64(b.N), "cpu-s/op")
+}
 
 // benchBatch is issue 6's workload: 32 samples × 200 tokens of 2 values,
 // 2-D continuous positions uniform in [0,100).
@@ -49,26 +72,33 @@ func BenchmarkTinyForwardBackward(b *testing.B) {
 			m, bt := benchModel(b, TaskPretrain, pos), benchBatch()
 			mask := data.RandomMask(nil, bt, 0.75, rand.New(rand.NewPCG(2, 2)))
 			ws := m.NewWorkspace()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
+			timed(b, func() {
 				m.ZeroGrad()
 				if _, err := m.ForwardPretrain(ws, bt, mask, true, nil); err != nil {
 					b.Fatal(err)
 				}
 				m.BackwardPretrain(ws)
-			}
+			})
 		})
 	}
 	b.Run("finetune/rope", func(b *testing.B) {
 		m, bt := benchModel(b, TaskClassify, PosRoPE), benchBatch()
 		ws := m.NewWorkspace()
-		b.ResetTimer()
-		for i := 0; i < b.N; i++ {
+		timed(b, func() {
 			m.ZeroGrad()
 			if _, err := m.ForwardTask(ws, bt, LossOptions{}, true, nil); err != nil {
 				b.Fatal(err)
 			}
 			m.BackwardTask(ws)
-		}
+		})
+	})
+	b.Run("infer/rope", func(b *testing.B) {
+		m, bt := benchModel(b, TaskClassify, PosRoPE), benchBatch()
+		ws := m.NewWorkspace()
+		timed(b, func() {
+			if _, err := m.ForwardTask(ws, bt, LossOptions{}, false, nil); err != nil {
+				b.Fatal(err)
+			}
+		})
 	})
 }

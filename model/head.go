@@ -18,7 +18,7 @@ type head[T tensor.Float] struct {
 
 // headActs: in, dropped, norm [n,d]; rstd [n]; mask [n,d]; y [n,out].
 type headActs[T tensor.Float] struct {
-	n                            int
+	n                             int
 	in, mask, dropped, norm, rstd []T
 	y, dy, dNorm, dIn             []T
 }

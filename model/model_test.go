@@ -3,9 +3,9 @@ package model
 import (
 	"encoding/json"
 	"math"
-	"reflect"
 	"math/rand/v2"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -232,7 +232,6 @@ func TestConfigRefusals(t *testing.T) {
 		})
 	}
 }
-
 
 const parityDir = "../../shared/fixtures/official-parity"
 

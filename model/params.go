@@ -19,9 +19,9 @@ type linear[T tensor.Float] struct {
 
 // block is one pre-norm Transformer layer.
 type block[T tensor.Float] struct {
-	attnNorm, ffnNorm  *tensor.Param[T]
-	wq, wk, wv, wo     linear[T]
-	w1, w2             linear[T]
+	attnNorm, ffnNorm *tensor.Param[T]
+	wq, wk, wv, wo    linear[T]
+	w1, w2            linear[T]
 }
 
 // paramSet collects parameter specs, then carves them out of one contiguous

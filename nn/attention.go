@@ -22,6 +22,31 @@ func SplitHeads[T tensor.Float](dst, src []T, B, L, H, hd int) {
 	})
 }
 
+// SplitHeadsLD is SplitHeads from src rows ld apart (ld ≥ H·hd), e.g. one
+// third of a fused q|k|v projection output.
+func SplitHeadsLD[T tensor.Float](dst, src []T, ld, B, L, H, hd int) {
+	tensor.ParallelFor(B*L, 64, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			b, l := r/L, r%L
+			for h := 0; h < H; h++ {
+				copy(dst[((b*H+h)*L+l)*hd:][:hd], src[r*ld+h*hd:][:hd])
+			}
+		}
+	})
+}
+
+// MergeHeadsLD is MergeHeads into dst rows ld apart (ld ≥ H·hd).
+func MergeHeadsLD[T tensor.Float](dst, src []T, ld, B, L, H, hd int) {
+	tensor.ParallelFor(B*L, 64, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			b, l := r/L, r%L
+			for h := 0; h < H; h++ {
+				copy(dst[r*ld+h*hd:][:hd], src[((b*H+h)*L+l)*hd:][:hd])
+			}
+		}
+	})
+}
+
 // MergeHeads: dst[B,L,H·hd] ← src[B,H,L,hd], the inverse of SplitHeads.
 func MergeHeads[T tensor.Float](dst, src []T, B, L, H, hd int) {
 	d := H * hd
@@ -167,7 +192,28 @@ func AttentionBackward[T tensor.Float](dq, dk, dv, dScores, dOut, q, k, v, prob,
 	tensor.GemmBatched(true, false, L, hd, L, 1, pv, L, L*L, dOut, hd, L*hd, 0, dv, hd, L*hd, B*H)
 	// Softmax backward row by row: dS = P ⊙ (dP − Σ dP⊙P), with the dropout
 	// mask folded into dP and the 1/sqrt(hd) scale folded into dS.
-	tensor.ParallelFor(B*H*L, 32, func(lo, hi int) {
+	if ds32, ok := any(dScores).([]float32); ok {
+		p32, m32 := any(prob).([]float32), any(dropMask).([]float32)
+		tensor.ParallelFor(B*H*L, 32, func(lo, hi int) {
+			for r := lo; r < hi; r++ {
+				var m []float32
+				if m32 != nil {
+					m = m32[r*L : (r+1)*L]
+				}
+				tensor.SoftmaxGrad32(ds32[r*L:(r+1)*L], p32[r*L:(r+1)*L], m, float32(scale))
+			}
+		})
+	} else {
+		softmaxBackward(dScores, prob, dropMask, scale, B*H*L, L)
+	}
+	// dq = dS k ; dk = dSᵀ q
+	tensor.GemmBatched(false, false, L, hd, L, 1, dScores, L, L*L, k, hd, L*hd, 0, dq, hd, L*hd, B*H)
+	tensor.GemmBatched(true, false, L, hd, L, 1, dScores, L, L*L, q, hd, L*hd, 0, dk, hd, L*hd, B*H)
+}
+
+// softmaxBackward is the generic (float64) row-wise softmax backward.
+func softmaxBackward[T tensor.Float](dScores, prob, dropMask []T, scale T, rows, L int) {
+	tensor.ParallelFor(rows, 32, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			p := prob[r*L : (r+1)*L]
 			ds := dScores[r*L : (r+1)*L]
@@ -186,7 +232,4 @@ func AttentionBackward[T tensor.Float](dq, dk, dv, dScores, dOut, q, k, v, prob,
 			}
 		}
 	})
-	// dq = dS k ; dk = dSᵀ q
-	tensor.GemmBatched(false, false, L, hd, L, 1, dScores, L, L*L, k, hd, L*hd, 0, dq, hd, L*hd, B*H)
-	tensor.GemmBatched(true, false, L, hd, L, 1, dScores, L, L*L, q, hd, L*hd, 0, dk, hd, L*hd, B*H)
 }

@@ -52,6 +52,23 @@ func ResidualForward[T tensor.Float](x, branch, scale []T, B, L, d int) {
 	})
 }
 
+// ResidualAdd: out[B,L,d] = x + scale[b]·branch (scale nil: no drop path),
+// ResidualForward into a separate output in one pass (out may alias x).
+func ResidualAdd[T tensor.Float](out, x, branch, scale []T, B, L, d int) {
+	tensor.ParallelFor(B*L, 64, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			s := T(1)
+			if scale != nil {
+				s = scale[r/L]
+			}
+			o, xr, br := out[r*d:(r+1)*d], x[r*d:(r+1)*d], branch[r*d:(r+1)*d]
+			for j := range o {
+				o[j] = xr[j] + s*br[j]
+			}
+		}
+	})
+}
+
 // ScaleRows: out[B,L,d] = scale[b] · in, the backward of a drop-path branch.
 func ScaleRows[T tensor.Float](out, in, scale []T, B, L, d int) {
 	if scale == nil {

@@ -134,23 +134,25 @@ func (t *Table[T]) Rotate(x []T, heads int, inverse bool) {
 	})
 }
 
-// AngleGrad accumulates into dAngles[N, D·R] the gradient of the loss with
-// respect to each rotation angle, given the rotated output y and its
-// gradient dy (both [N, H·HeadDim]): d y1/dθ = −y2, d y2/dθ = y1, summed
-// over heads. Only learned-angle modes need it.
-func (t *Table[T]) AngleGrad(dAngles, y, dy []T, heads int) {
+// AngleGrad accumulates into dAngles[B·L, D·R] the gradient of the loss
+// with respect to each rotation angle, given the rotated heads y and their
+// gradient dy (both [B,H,L,HeadDim], as RotateSplit writes them):
+// d y1/dθ = −y2, d y2/dθ = y1, summed over heads. Only learned-angle modes
+// need it; reading the head layout lets the q|k|v backward stay fused.
+func (t *Table[T]) AngleGrad(dAngles, y, dy []T, B, L, heads int) {
 	l := t.Layout
-	w, half := l.D*l.R, l.AxisDim/2
-	d := heads * l.HeadDim
-	tensor.ParallelFor(t.N, 32, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			da := dAngles[i*w : (i+1)*w]
+	w, half, hd := l.D*l.R, l.AxisDim/2, l.HeadDim
+	tensor.ParallelFor(B*L, 32, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			b, i := r/L, r%L
+			da := dAngles[r*w : (r+1)*w]
 			for h := 0; h < heads; h++ {
-				off := i*d + h*l.HeadDim
+				off := ((b*heads+h)*L + i) * hd
 				for ax := 0; ax < l.D; ax++ {
 					ys, gs := y[off+ax*l.AxisDim:], dy[off+ax*l.AxisDim:]
-					for j := 0; j < l.R; j++ {
-						da[ax*l.R+j] += gs[j+half]*ys[j] - gs[j]*ys[j+half]
+					d := da[ax*l.R : (ax+1)*l.R]
+					for j := range d {
+						d[j] += gs[j+half]*ys[j] - gs[j]*ys[j+half]
 					}
 				}
 			}
@@ -163,4 +165,64 @@ func grow[T any](s []T, n int) []T {
 		return make([]T, n)
 	}
 	return s[:n]
+}
+
+// RotateSplit is Rotate fused with the split into heads: dst[B,H,L,hd] ←
+// rotate(src[B·L, H·hd]) in one pass over src (src is not modified). src
+// rows are ld apart (ld ≥ H·hd: q, k, v side by side in one projection
+// output). The table must have N = B·L rows.
+func (t *Table[T]) RotateSplit(dst, src []T, ld, B, L, heads int) {
+	hd := t.HeadDim
+	tensor.ParallelFor(B*L, 32, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			b, l := r/L, r%L
+			for h := 0; h < heads; h++ {
+				o := dst[((b*heads+h)*L+l)*hd:][:hd]
+				copy(o, src[r*ld+h*hd:][:hd])
+				t.rotateHead(o, r, false)
+			}
+		}
+	})
+}
+
+// MergeRotateInverse is MergeHeads fused with the inverse rotation (the
+// backward of RotateSplit): dst[B·L, H·hd] (rows ld apart) ←
+// rotate⁻¹(src[B,H,L,hd]).
+func (t *Table[T]) MergeRotateInverse(dst, src []T, ld, B, L, heads int) {
+	hd := t.HeadDim
+	tensor.ParallelFor(B*L, 32, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			b, l := r/L, r%L
+			for h := 0; h < heads; h++ {
+				o := dst[r*ld+h*hd:][:hd]
+				copy(o, src[((b*heads+h)*L+l)*hd:][:hd])
+				t.rotateHead(o, r, true)
+			}
+		}
+	})
+}
+
+// rotateHead rotates one head's slice x[HeadDim] of token i in place.
+func (t *Table[T]) rotateHead(x []T, i int, inverse bool) {
+	l := t.Layout
+	w, half := l.D*l.R, l.AxisDim/2
+	cs, sn := t.Cos[i*w:(i+1)*w], t.Sin[i*w:(i+1)*w]
+	for ax := 0; ax < l.D; ax++ {
+		sl := x[ax*l.AxisDim : (ax+1)*l.AxisDim]
+		c, s := cs[ax*l.R:(ax+1)*l.R], sn[ax*l.R:(ax+1)*l.R]
+		x1, x2 := sl[:l.R], sl[half:half+l.R]
+		if inverse {
+			for j := range c {
+				a, b := x1[j], x2[j]
+				x1[j] = a*c[j] + b*s[j]
+				x2[j] = b*c[j] - a*s[j]
+			}
+			continue
+		}
+		for j := range c {
+			a, b := x1[j], x2[j]
+			x1[j] = a*c[j] - b*s[j]
+			x2[j] = b*c[j] + a*s[j]
+		}
+	}
 }

@@ -83,9 +83,9 @@ type Siren[T tensor.Float] struct {
 	SinW1, SinB1, SinW2, SinB2, SinW3, SinB3 Weights[T]
 	// ReLU branch: relu(M1 x + c1) → M2 h + c2
 	MlpW1, MlpB1, MlpW2, MlpB2 Weights[T]
-	Emb   []Weights[T] // per categorical axis [size, CatDim]
-	Scale Weights[T]   // s [O]
-	Gate  Weights[T]   // λ [1]
+	Emb                        []Weights[T] // per categorical axis [size, CatDim]
+	Scale                      Weights[T]   // s [O]
+	Gate                       Weights[T]   // λ [1]
 }
 
 // Weights pairs a parameter's values and gradient.
@@ -95,6 +95,7 @@ type Weights[T tensor.Float] struct{ W, G []T }
 type SirenActs[T tensor.Float] struct {
 	n                        int
 	x, pre1, h1, pre2, h2    []T // sine branch
+	dh1, dh2                 []T // ω0·cos(ω0·pre): the sine layers' derivatives, kept from forward
 	mpre, mh                 []T // ReLU branch
 	f, fm                    []T // branch outputs [n,O]
 	angles, dF, dH, dPre, dX []T
@@ -110,10 +111,36 @@ func (s *Siren[T]) Forward(a *SirenActs[T], pos []T, n int, skip []bool) []T {
 	a.n, a.skip = n, skip
 	a.x, a.pre1, a.h1 = grow(a.x, n*F), grow(a.pre1, n*H), grow(a.h1, n*H)
 	a.pre2, a.h2, a.mpre, a.mh = grow(a.pre2, n*H), grow(a.h2, n*H), grow(a.mpre, n*H), grow(a.mh, n*H)
+	a.dh1, a.dh2 = grow(a.dh1, n*H), grow(a.dh2, n*H)
 	a.f, a.fm, a.angles = grow(a.f, n*O), grow(a.fm, n*O), grow(a.angles, n*D*R)
 	// Features: normalised time, cycles, category embeddings.
-	for i := 0; i < n; i++ {
-		x := a.x[i*F : (i+1)*F]
+	tensor.ParallelFor(n, 64, func(lo, hi int) { s.features(a.x, pos, lo, hi) })
+	// f_sin
+	nn.LinearForward(a.pre1, a.x, s.SinW1.W, s.SinB1.W, n, F, H)
+	sineForward(a.h1, a.dh1, a.pre1, sp.Omega0)
+	nn.LinearForward(a.pre2, a.h1, s.SinW2.W, s.SinB2.W, n, H, H)
+	sineForward(a.h2, a.dh2, a.pre2, sp.Omega0)
+	nn.LinearForward(a.f, a.h2, s.SinW3.W, s.SinB3.W, n, H, O)
+	// f_mlp
+	nn.LinearForward(a.mpre, a.x, s.MlpW1.W, s.MlpB1.W, n, F, H)
+	for i, v := range a.mpre {
+		a.mh[i] = max(v, 0)
+	}
+	nn.LinearForward(a.fm, a.mh, s.MlpW2.W, s.MlpB2.W, n, H, O)
+	for i := range a.f {
+		a.f[i] += a.fm[i]
+	}
+	// Θ = f·s + pos·θ·λ on learned axes, pos·θ elsewhere.
+	tensor.ParallelFor(n, 64, func(lo, hi int) { s.angles(a, pos, lo, hi) })
+	return a.angles
+}
+
+// features fills rows [lo,hi) of x [n, F] for positions pos [n·D].
+func (s *Siren[T]) features(xs, pos []T, lo, hi int) {
+	sp, D := &s.Spec, s.Layout.D
+	F := sp.Features()
+	for i := lo; i < hi; i++ {
+		x := xs[i*F : (i+1)*F]
 		t := float64(pos[i*D+sp.TimeAxis])
 		x[0] = T(t / sp.TimeScale)
 		for k, p := range sp.Periods {
@@ -126,27 +153,17 @@ func (s *Siren[T]) Forward(a *SirenActs[T], pos []T, n int, skip []bool) []T {
 			copy(x[off+k*sp.CatDim:off+(k+1)*sp.CatDim], s.Emb[k].W[c*sp.CatDim:(c+1)*sp.CatDim])
 		}
 	}
-	// f_sin
-	nn.LinearForward(a.pre1, a.x, s.SinW1.W, s.SinB1.W, n, F, H)
-	sineForward(a.h1, a.pre1, sp.Omega0)
-	nn.LinearForward(a.pre2, a.h1, s.SinW2.W, s.SinB2.W, n, H, H)
-	sineForward(a.h2, a.pre2, sp.Omega0)
-	nn.LinearForward(a.f, a.h2, s.SinW3.W, s.SinB3.W, n, H, O)
-	// f_mlp
-	nn.LinearForward(a.mpre, a.x, s.MlpW1.W, s.MlpB1.W, n, F, H)
-	for i, v := range a.mpre {
-		a.mh[i] = max(v, 0)
-	}
-	nn.LinearForward(a.fm, a.mh, s.MlpW2.W, s.MlpB2.W, n, H, O)
-	for i := range a.f {
-		a.f[i] += a.fm[i]
-	}
-	// Θ = f·s + pos·θ·λ on learned axes, pos·θ elsewhere.
+}
+
+// angles fills rows [lo,hi) of a.angles from the branch outputs a.f.
+func (s *Siren[T]) angles(a *SirenActs[T], pos []T, lo, hi int) {
+	l := s.Layout
+	O, D, R := len(s.Spec.Axes)*l.R, l.D, l.R
 	lambda := float64(s.Gate.W[0])
 	learned := s.learnedIndex()
-	for i := 0; i < n; i++ {
+	for i := lo; i < hi; i++ {
 		row := a.angles[i*D*R : (i+1)*D*R]
-		if skip != nil && skip[i] {
+		if a.skip != nil && a.skip[i] {
 			clear(row)
 			continue
 		}
@@ -164,7 +181,6 @@ func (s *Siren[T]) Forward(a *SirenActs[T], pos []T, n int, skip []bool) []T {
 			}
 		}
 	}
-	return a.angles
 }
 
 // Backward accumulates parameter gradients from dAngles [n, D·R].
@@ -203,9 +219,9 @@ func (s *Siren[T]) Backward(a *SirenActs[T], pos, dAngles []T) {
 	nn.LinearBackward(a.dX, s.MlpW1.G, s.MlpB1.G, a.dH, a.x, s.MlpW1.W, n, F, H, false)
 	// f_sin backward (adds into dX)
 	nn.LinearBackward(a.dH, s.SinW3.G, s.SinB3.G, a.dF, a.h2, s.SinW3.W, n, H, O, false)
-	sineBackward(a.dPre, a.dH, a.pre2, sp.Omega0)
+	sineBackward(a.dPre, a.dH, a.dh2)
 	nn.LinearBackward(a.dH, s.SinW2.G, s.SinB2.G, a.dPre, a.h1, s.SinW2.W, n, H, H, false)
-	sineBackward(a.dPre, a.dH, a.pre1, sp.Omega0)
+	sineBackward(a.dPre, a.dH, a.dh1)
 	nn.LinearBackward(a.dX, s.SinW1.G, s.SinB1.G, a.dPre, a.x, s.SinW1.W, n, F, H, true)
 	// Embedding gradients (the time features have no parameters).
 	off := 1 + 2*len(sp.Periods)
@@ -236,14 +252,20 @@ func (s *Siren[T]) learnedIndex() [3]int {
 	return idx
 }
 
-func sineForward[T tensor.Float](out, pre []T, w0 float64) {
-	for i, v := range pre {
-		out[i] = T(math.Sin(w0 * float64(v)))
-	}
+// sineForward: out = sin(ω0·pre) and its derivative dOut = ω0·cos(ω0·pre)
+// for the backward pass, in one Sincos per element.
+func sineForward[T tensor.Float](out, dOut, pre []T, w0 float64) {
+	tensor.ParallelFor(len(pre), 1024, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			sn, cs := math.Sincos(w0 * float64(pre[i]))
+			out[i], dOut[i] = T(sn), T(w0*cs)
+		}
+	})
 }
 
-func sineBackward[T tensor.Float](dPre, dOut, pre []T, w0 float64) {
-	for i, v := range pre {
-		dPre[i] = dOut[i] * T(w0*math.Cos(w0*float64(v)))
+// sineBackward: dPre = dOut ⊙ ω0·cos(ω0·pre) (deriv, from sineForward).
+func sineBackward[T tensor.Float](dPre, dOut, deriv []T) {
+	for i, g := range dOut {
+		dPre[i] = g * deriv[i]
 	}
 }

@@ -2,11 +2,292 @@
 
 package tensor
 
-// BF16Supported reports whether the bf16 matrix-product path can run here.
-func BF16Supported() bool { return false }
+// The bf16 matrix-product path: operands rounded to bfloat16 (round to
+// nearest even) while packing, products on VDPBF16PS (AVX512_BF16: 32
+// bf16 multiply-adds per instruction, twice an fp32 FMA's 16) with float32
+// accumulation. simd/archsimd exposes neither VDPBF16PS nor the
+// AVX512_BF16 CPUID bit, so the micro-kernel is Go assembly
+// (bf16_kernel_amd64.s) and detection reads CPUID itself. It plugs in
+// under the avx512 driver's serial product, so the M/N/K splitting and the
+// batched attention path are shared with fp32.
+//
+// Packed layouts (uint32 = two bf16, the lower k index in the low half):
+//
+//	B sliver: [kp][32] — lane j holds op(B)(2p, j), op(B)(2p+1, j)
+//	A panel, row-major A: [8][kp] — row r's pairs contiguous (astep 4)
+//	A panel, transposed A: [kp][8] — pair p of the 8 rows contiguous (astep 32)
+//
+// kp = ⌈kb/2⌉; an odd k block pads its last pair with 0, short panels and
+// slivers pad with zero rows/columns that are computed but never stored.
 
-func bf16Why() string { return "not implemented yet" }
+import (
+	"math"
+	"simd/archsimd"
+	"unsafe"
+)
+
+//go:noescape
+func dpbf16x8x32(kp int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, out *[256]float32)
+
+//go:noescape
+func dpbf16x8x32c(kp int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr)
+
+func cpuid(eax, ecx uint32) (a, b, c, d uint32)
+
+const (
+	bfMR = 8
+	bfNR = 32
+	bfKC = 512 // k per block: 256 pairs; a B sliver is 32 KiB, an A panel 8 KiB
+	bfNC = 768 // ≥ the model's widest n (720), so A is packed once per k block
+	bfMC = 128
+)
+
+// hasBF16: AVX-512 usable (archsimd checks OS support) and CPUID.(EAX=7,
+// ECX=1):EAX bit 5 (AVX512_BF16).
+var hasBF16 = func() bool {
+	if !hasAVX512 {
+		return false
+	}
+	if max, _, _, _ := cpuid(0, 0); max < 7 {
+		return false
+	}
+	a, _, _, _ := cpuid(7, 1)
+	return a&(1<<5) != 0
+}()
+
+// BF16Supported reports whether the bf16 matrix-product path can run here.
+func BF16Supported() bool { return hasBF16 }
+
+func bf16Why() string { return "this CPU lacks AVX512_BF16 (VDPBF16PS)" }
+
+// bf16Bits rounds f to bfloat16 (nearest, ties to even) and returns its
+// 16 bits. NaN stays NaN (its quiet bit survives the rounding).
+func bf16Bits(f float32) uint32 {
+	u := math.Float32bits(f)
+	return (u + 0x7FFF + ((u >> 16) & 1)) >> 16
+}
+
+// RoundBF16 is f rounded to the nearest bfloat16, as a float32.
+func RoundBF16(f float32) float32 { return math.Float32frombits(bf16Bits(f) << 16) }
+
+func bfPair(lo, hi float32) uint32 { return bf16Bits(lo) | bf16Bits(hi)<<16 }
+
+// roundHi16 rounds 16 floats to bf16, leaving each result in the high half
+// of its 32-bit lane.
+func roundHi16(v archsimd.Float32x16) archsimd.Uint32x16 {
+	u := v.AsUint32x16()
+	odd := u.ShiftAllRight(16).And(archsimd.BroadcastUint32x16(1))
+	return u.Add(archsimd.BroadcastUint32x16(0x7FFF)).Add(odd).And(archsimd.BroadcastUint32x16(0xFFFF0000))
+}
+
+// interleave16 is lane j = bf16(lo[j]) | bf16(hi[j])<<16.
+func interleave16(lo, hi archsimd.Float32x16) archsimd.Uint32x16 {
+	return roundHi16(lo).ShiftAllRight(16).Or(roundHi16(hi))
+}
+
+// oddWords picks the high 16-bit halves of 32 lanes: pairs of consecutive
+// floats → one uint32 each.
+var oddWords = func() archsimd.Uint16x32 {
+	var idx [32]uint16
+	for i := range idx {
+		idx[i] = uint16(2*i + 1)
+	}
+	return archsimd.LoadUint16x32Slice(idx[:])
+}()
+
+// pairs16 converts 32 consecutive floats into 16 bf16 pairs.
+func pairs16(src []float32, dst []uint32) {
+	lo := roundHi16(archsimd.LoadFloat32x16Slice(src)).AsUint16x32()
+	hi := roundHi16(archsimd.LoadFloat32x16Slice(src[16:])).AsUint16x32()
+	lo.ConcatPermute(hi, oddWords).AsUint32x16().StoreSlice(dst)
+}
+
+// packRowPairs writes the kp pairs of one row of kb floats.
+func packRowPairs(src []float32, kb int, dst []uint32) {
+	src = src[:kb]
+	p := 0
+	for ; 2*p+32 <= kb; p += 16 {
+		pairs16(src[2*p:], dst[p:])
+	}
+	if p < kp(kb) {
+		// Tail (< 32 floats): through a zero-padded copy, still vectorised.
+		var in [32]float32
+		var out [16]uint32
+		copy(in[:], src[2*p:])
+		pairs16(in[:], out[:])
+		copy(dst[p:kp(kb)], out[:])
+	}
+}
+
+func kp(kb int) int { return (kb + 1) / 2 }
+
+// packBF16B packs the kb×w block of op(B) at (pc, j0), w ≤ 32, as a sliver.
+func packBF16B(transB bool, b []float32, ldb, pc, j0, kb, w int, d []uint32) {
+	kp := (kb + 1) / 2
+	d = d[:kp*bfNR]
+	if transB {
+		// op(B)(p, j) = b[j·ldb + p]: row j of b holds column j's pairs.
+		var tmp [bfKC / 2]uint32
+		if w < bfNR {
+			clear(d)
+		}
+		for jj := range w {
+			packRowPairs(b[(j0+jj)*ldb+pc:], kb, tmp[:kp])
+			for p, v := range tmp[:kp] {
+				d[p*bfNR+jj] = v
+			}
+		}
+		return
+	}
+	for p := range kp {
+		r0 := b[(pc+2*p)*ldb+j0:]
+		var r1 []float32
+		if 2*p+1 < kb {
+			r1 = b[(pc+2*p+1)*ldb+j0:]
+		}
+		dst := d[p*bfNR : (p+1)*bfNR]
+		if w == bfNR && r1 != nil {
+			interleave16(archsimd.LoadFloat32x16Slice(r0), archsimd.LoadFloat32x16Slice(r1)).StoreSlice(dst)
+			interleave16(archsimd.LoadFloat32x16Slice(r0[16:]), archsimd.LoadFloat32x16Slice(r1[16:])).StoreSlice(dst[16:])
+			continue
+		}
+		for jj := range bfNR {
+			var v uint32
+			if jj < w {
+				v = bf16Bits(r0[jj])
+				if r1 != nil {
+					v |= bf16Bits(r1[jj]) << 16
+				}
+			}
+			dst[jj] = v
+		}
+	}
+}
+
+// packBF16A packs rows ic..ic+mb of op(A), k range pc..pc+kb, into 8-row
+// panels (mb rounded up to 8; the extra rows are zeros). Returns the
+// kernel's astep and arow.
+func packBF16A(transA bool, a []float32, lda, ic, pc, mb, kb int, d []uint32) (astep, arow uintptr) {
+	kp := (kb + 1) / 2
+	panels := (mb + bfMR - 1) / bfMR
+	d = d[:panels*bfMR*kp]
+	if !transA {
+		for r := range panels * bfMR {
+			dst := d[r*kp : (r+1)*kp] // panel-major = row-major here
+			if r >= mb {
+				clear(dst)
+				continue
+			}
+			packRowPairs(a[(ic+r)*lda+pc:], kb, dst)
+		}
+		return 4, uintptr(kp) * 4
+	}
+	// op(A)(r, p) = a[p·lda + r]: stored rows 2p and 2p+1 interleave
+	// into the pairs of 16 consecutive r at a time.
+	for p := range kp {
+		r0 := a[(pc+2*p)*lda+ic:]
+		r0 = r0[:mb]
+		var r1 []float32
+		if 2*p+1 < kb {
+			r1 = a[(pc+2*p+1)*lda+ic:]
+			r1 = r1[:mb]
+		}
+		r := 0
+		if r1 != nil {
+			for ; r+16 <= mb; r += 16 {
+				v := interleave16(archsimd.LoadFloat32x16Slice(r0[r:]), archsimd.LoadFloat32x16Slice(r1[r:]))
+				pn := r / bfMR
+				v.GetLo().StoreSlice(d[(pn*kp+p)*bfMR:])
+				v.GetHi().StoreSlice(d[((pn+1)*kp+p)*bfMR:])
+			}
+		}
+		for ; r < panels*bfMR; r++ {
+			var v uint32
+			if r < mb {
+				v = bf16Bits(r0[r])
+				if r1 != nil {
+					v |= bf16Bits(r1[r]) << 16
+				}
+			}
+			d[((r/bfMR)*kp+p)*bfMR+r%bfMR] = v
+		}
+	}
+	return bfMR * 4, 4
+}
+
+// bf16Bufs recycles packing buffers (see packBufs).
+var bf16Bufs = make(chan *[]uint32, 16)
+
+const bf16BufLen = bfKC/2*(bfNC+bfNR) + bfMC*bfKC/2
+
+// serialBF16 is serial's bf16 twin: same contract, one core.
+func serialBF16(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	var bufp *[]uint32
+	select {
+	case bufp = <-bf16Bufs:
+	default:
+		s := make([]uint32, bf16BufLen)
+		bufp = &s
+	}
+	buf := *bufp
+	bbuf, abuf := buf[:bfKC/2*(bfNC+bfNR)], buf[bfKC/2*(bfNC+bfNR):]
+	var out [256]float32
+	for jc := 0; jc < n; jc += bfNC {
+		nb := min(bfNC, n-jc)
+		for pc := 0; pc < k; pc += bfKC {
+			kb := min(bfKC, k-pc)
+			kp := (kb + 1) / 2
+			for s, js := 0, 0; js < nb; s, js = s+1, js+bfNR {
+				packBF16B(transB, b, ldb, pc, jc+js, kb, min(bfNR, nb-js), bbuf[s*kp*bfNR:])
+			}
+			bet := beta
+			if pc > 0 {
+				bet = 1
+			}
+			for ic := 0; ic < m; ic += bfMC {
+				mb := min(bfMC, m-ic)
+				astep, arow := packBF16A(transA, a, lda, ic, pc, mb, kb, abuf)
+				for i := ic; i < ic+mb; i += bfMR {
+					rows := min(bfMR, m-i)
+					ap := unsafe.Pointer(&abuf[(i-ic)/bfMR*bfMR*kp])
+					direct := rows == bfMR && alpha == 1 && (bet == 0 || bet == 1)
+					ldcb := uintptr(ldc) * 4
+					if bet == 1 {
+						ldcb |= 1 << 63
+					}
+					for s, js := 0, 0; js < nb; s, js = s+1, js+bfNR {
+						if direct && nb-js >= bfNR {
+							cRow := c[i*ldc+jc+js:]
+							_ = cRow[(bfMR-1)*ldc+bfNR-1] // bounds: the whole tile
+							dpbf16x8x32c(kp, ap, astep, arow, unsafe.Pointer(&bbuf[s*kp*bfNR]), unsafe.Pointer(&cRow[0]), ldcb)
+							continue
+						}
+						dpbf16x8x32(kp, ap, astep, arow, unsafe.Pointer(&bbuf[s*kp*bfNR]), &out)
+						storeTile32(c[i*ldc+jc+js:], ldc, rows, min(bfNR, nb-js), alpha, bet, &out)
+					}
+				}
+			}
+		}
+	}
+	select {
+	case bf16Bufs <- bufp:
+	default:
+	}
+}
+
+// bf16Backend is the back end that runs products while precision is bf16:
+// the avx512 driver, whose serial product switches to the bf16 kernel.
+func bf16Backend() Backend {
+	if !hasBF16 {
+		return nil
+	}
+	return avx512Backend
+}
 
 func sgemmBF16(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) bool {
-	return false
+	if !hasBF16 {
+		return false
+	}
+	serialBF16(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	return true
 }

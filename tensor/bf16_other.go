@@ -2,6 +2,8 @@
 
 package tensor
 
+import "math"
+
 // BF16Supported reports whether the bf16 matrix-product path can run here.
 func BF16Supported() bool { return false }
 
@@ -9,4 +11,12 @@ func bf16Why() string { return "needs a GOEXPERIMENT=simd amd64 build" }
 
 func sgemmBF16(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) bool {
 	return false
+}
+
+func bf16Backend() Backend { return nil }
+
+// RoundBF16 is f rounded to the nearest bfloat16, as a float32.
+func RoundBF16(f float32) float32 {
+	u := math.Float32bits(f)
+	return math.Float32frombits(((u + 0x7FFF + ((u >> 16) & 1)) >> 16) << 16)
 }

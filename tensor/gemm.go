@@ -28,6 +28,12 @@ package tensor
 // Hence the default order: openblas (when built with -tags openblas:
 // best on the k-heavy weight gradients), then avx512 (best on attention),
 // avx2, gonum.
+//
+// Since then (docs/performance.md): the avx512 back end runs an 8×32
+// assembly micro-kernel (gemm_asm_*), splits k-heavy weight gradients
+// over k, shares one packed B across its M-split chunks, and has a bf16
+// mode (SetPrecision, bf16_*). The table above is the archsimd 4×32
+// kernel; the CPU-time comparison is TestSgemmCPUEfficiency.
 
 import (
 	"fmt"
@@ -136,7 +142,7 @@ func Gemm[T Float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b 
 	}
 	if is32[T]() {
 		a32, b32, c32 := as32(a), as32(b), as32(c)
-		(*current.Load()).Sgemm(transA, transB, m, n, k, float32(alpha), a32, lda, b32, ldb, float32(beta), c32, ldc)
+		f32Backend().Sgemm(transA, transB, m, n, k, float32(alpha), a32, lda, b32, ldb, float32(beta), c32, ldc)
 		return
 	}
 	dgemm(transA, transB, m, n, k, float64(alpha), as64(a), lda, as64(b), ldb, float64(beta), as64(c), ldc)
@@ -174,7 +180,7 @@ func GemmBatched[T Float](transA, transB bool, m, n, k int, alpha T, a []T, lda,
 	}
 	if is32[T]() {
 		a32, b32, c32 := as32(a), as32(b), as32(c)
-		be := *current.Load()
+		be := f32Backend()
 		if bb, ok := be.(batchedBackend); ok {
 			bb.sgemmBatched(transA, transB, m, n, k, float32(alpha), a32, lda, strideA, b32, ldb, strideB, float32(beta), c32, ldc, strideC, batch)
 			return
@@ -294,3 +300,14 @@ const (
 	rankAVX2     = 30
 	rankGonum    = 40
 )
+
+// f32Backend is the back end float32 products go to: the selected one, or
+// the bf16-capable one while the precision is bf16.
+func f32Backend() Backend {
+	if bf16On.Load() {
+		if b := bf16Backend(); b != nil {
+			return b
+		}
+	}
+	return *current.Load()
+}

@@ -41,8 +41,9 @@ type simdBackend struct {
 }
 
 var (
-	_ = register(&simdBackend{"avx512", 32}, rankAVX512, archsimd.X86.AVX512())
-	_ = register(&simdBackend{"avx2", 16}, rankAVX2, archsimd.X86.AVX2() && archsimd.X86.FMA())
+	avx512Backend = &simdBackend{"avx512", 32}
+	_             = register(avx512Backend, rankAVX512, archsimd.X86.AVX512())
+	_             = register(&simdBackend{"avx2", 16}, rankAVX2, archsimd.X86.AVX2() && archsimd.X86.FMA())
 )
 
 func (s *simdBackend) Name() string { return s.name }
@@ -57,10 +58,30 @@ func (s *simdBackend) Sgemm(transA, transB bool, m, n, k int, alpha float32, a [
 		s.serial(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
-	mTiles, nTiles := (m+simdMR-1)/simdMR, (n+s.nr-1)/s.nr
+	if p := kPieces(m, n, k); p > 1 {
+		s.splitK(p, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	mr := simdMR
+	if s.nr == 32 && simdAsmKernel {
+		mr = asmMR // chunk edges on whole 8-row panels
+	}
+	mTiles, nTiles := (m+mr-1)/mr, (n+s.nr-1)/s.nr
 	if mTiles >= 2*w || mTiles >= nTiles {
-		parallelChunks(mTiles, min(w, mTiles), w, func(lo, hi int) {
-			i0, i1 := lo*simdMR, min(hi*simdMR, m)
+		// Each chunk packs all of op(B). When that is small (a weight
+		// matrix, the usual case here), cut 4 chunks per worker so a core
+		// slowed by another process just takes fewer of them.
+		chunks := min(w, mTiles)
+		if k*n <= 1<<18 && !bf16On.Load() {
+			chunks = min(4*w, mTiles)
+		}
+		if mr == asmMR && !bf16On.Load() && k*n <= 1<<20 {
+			// op(B) packed once and shared by all chunks.
+			asmParallelM(mTiles, chunks, w, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+			return
+		}
+		parallelChunks(mTiles, chunks, w, func(lo, hi int) {
+			i0, i1 := lo*mr, min(hi*mr, m)
 			aOff := i0 * lda
 			if transA {
 				aOff = i0
@@ -119,6 +140,13 @@ func putPackBuf(p *[]float32) {
 
 // serial is the single-core blocked product on already-validated arguments.
 func (s *simdBackend) serial(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	if bf16On.Load() && sgemmBF16(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) {
+		return
+	}
+	if s.nr == 32 && simdAsmKernel {
+		serialAsm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
 	bufp := getPackBuf()
 	defer putPackBuf(bufp)
 	buf := *bufp
@@ -153,29 +181,28 @@ func (s *simdBackend) serial(transA, transB bool, m, n, k int, alpha float32, a 
 					// block as [mb/4][kb][4], reading A's rows sequentially.
 					packAT(a, lda, ic, pc, mb, kb, apack)
 				}
+				if simdBOuter {
+					// BLIS order: one B sliver (kb×nr, ≤ 16 KiB) stays in
+					// L1 while every 4-row A micro-panel of the block
+					// streams past it from L2: per k step the kernel then
+					// reads 16 bytes of A from L2 instead of 128 of B.
+					for s, js := 0, 0; js < nb; s, js = s+1, js+nr {
+						for i := ic; i < ic+mb; i += simdMR {
+							rows := min(simdMR, m-i)
+							a0, a1, a2, a3, step := aPanel(transA, a, lda, apack, i, ic, pc, kb, rows)
+							t := tile{c[i*ldc+jc+js:], ldc, alpha, bet, rows, min(nr, nb-js)}
+							if wide {
+								kernel4x32(kb, a0, a1, a2, a3, step, bps[s], rsB[s], &t)
+							} else {
+								kernel4x16(kb, a0, a1, a2, a3, step, bps[s], rsB[s], &t)
+							}
+						}
+					}
+					continue
+				}
 				for i := ic; i < ic+mb; i += simdMR {
 					rows := min(simdMR, m-i)
-					var a0, a1, a2, a3 unsafe.Pointer
-					var step uintptr
-					if transA {
-						a0 = unsafe.Pointer(&apack[(i-ic)*kb])
-						a1, a2, a3 = unsafe.Add(a0, 4), unsafe.Add(a0, 8), unsafe.Add(a0, 12)
-						step = simdMR * 4
-					} else {
-						// Rows past the edge alias row 0: computed, not stored.
-						a0 = unsafe.Pointer(&a[i*lda+pc])
-						a1, a2, a3 = a0, a0, a0
-						if rows > 1 {
-							a1 = unsafe.Pointer(&a[(i+1)*lda+pc])
-						}
-						if rows > 2 {
-							a2 = unsafe.Pointer(&a[(i+2)*lda+pc])
-						}
-						if rows > 3 {
-							a3 = unsafe.Pointer(&a[(i+3)*lda+pc])
-						}
-						step = 4
-					}
+					a0, a1, a2, a3, step := aPanel(transA, a, lda, apack, i, ic, pc, kb, rows)
 					// The A micro-panel stays in L1 across the slivers; the
 					// packed B panel streams from L2.
 					ci := c[i*ldc+jc:]
@@ -195,11 +222,46 @@ func (s *simdBackend) serial(transA, transB bool, m, n, k int, alpha float32, a 
 	}
 }
 
+// simdBOuter selects the BLIS loop order (B sliver outer, in L1); false is
+// the original order (A micro-panel outer). A variable so the benchmarks
+// can compare both in one run.
+var simdBOuter = false
+
+// aPanel returns the row pointers of the 4-row A micro-panel at row i of
+// op(A), k offset pc: the packed block for transA, A in place otherwise.
+// Rows past the edge alias row 0: computed, never stored.
+func aPanel(transA bool, a []float32, lda int, apack []float32, i, ic, pc, kb, rows int) (a0, a1, a2, a3 unsafe.Pointer, step uintptr) {
+	if transA {
+		a0 = unsafe.Pointer(&apack[(i-ic)*kb])
+		return a0, unsafe.Add(a0, 4), unsafe.Add(a0, 8), unsafe.Add(a0, 12), simdMR * 4
+	}
+	a0 = unsafe.Pointer(&a[i*lda+pc])
+	a1, a2, a3 = a0, a0, a0
+	if rows > 1 {
+		a1 = unsafe.Pointer(&a[(i+1)*lda+pc])
+	}
+	if rows > 2 {
+		a2 = unsafe.Pointer(&a[(i+2)*lda+pc])
+	}
+	if rows > 3 {
+		a3 = unsafe.Pointer(&a[(i+3)*lda+pc])
+	}
+	return a0, a1, a2, a3, 4
+}
+
 // packB copies the kb×w block of op(B) at (pc, j0), w ≤ nr, into one
 // sliver: kb rows of nr contiguous floats, zero-padded past w so the kernel
 // can always run full width.
 func packB(transB bool, b []float32, ldb, pc, j0, kb, w, nr int, d []float32) {
 	if !transB {
+		if w == nr && nr == 32 && hasAVX512 {
+			for p := range kb {
+				src, dst := b[(pc+p)*ldb+j0:], d[p*nr:]
+				archsimd.LoadFloat32x16Slice(src).StoreSlice(dst)
+				archsimd.LoadFloat32x16Slice(src[16:]).StoreSlice(dst[16:])
+			}
+			return
+		}
 		if w == nr && nr%8 == 0 {
 			// 8-wide (AVX, fine for both back ends) moves instead of
 			// copy(): a memmove call per 64–128 bytes costs more than the
@@ -250,5 +312,83 @@ func packAT(a []float32, lda, ic, pc, mb, kb int, dst []float32) {
 			clear(e)
 			copy(e, src[full:])
 		}
+	}
+}
+
+// kPieces is how many pieces of the k axis a product is cut into: > 1 only
+// for the k-heavy weight gradients (dW[o,i] = dOutᵀ·in summed over all
+// B·L tokens). Split over M or N, every worker would pack the whole of
+// one operand (the k×n activation block, megabytes) again; split over K,
+// each piece packs only its own slice of both and the pieces' m×n partial
+// results are summed at the end, which is tiny next to the product. The
+// count depends on the shape only, never on GOMAXPROCS, so the rounding
+// of the sum is the same on every machine.
+func kPieces(m, n, k int) int {
+	if k < 2048 || k < 4*max(m, n) {
+		return 1
+	}
+	return min(k/1024, 8)
+}
+
+// kScratch recycles the partial-sum buffers of splitK.
+var kScratch = make(chan *[]float32, 4)
+
+// splitK computes C = alpha·op(A)·op(B) + beta·C as p products over k
+// ranges: piece 0 lands in C (with beta), pieces 1..p−1 in scratch, then
+// C += Σ scratch in piece order.
+func (s *simdBackend) splitK(p int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	var bufp *[]float32
+	select {
+	case bufp = <-kScratch:
+	default:
+		bufp = new([]float32)
+	}
+	need := (p - 1) * m * n
+	if cap(*bufp) < need {
+		*bufp = make([]float32, need)
+	}
+	buf := (*bufp)[:need]
+	ParallelFor(p, 1, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			k0, k1 := i*k/p, (i+1)*k/p
+			aOff, bOff := k0, k0*ldb
+			if transA {
+				aOff = k0 * lda
+			}
+			if transB {
+				bOff = k0
+			}
+			if i == 0 {
+				s.serial(transA, transB, m, n, k1-k0, alpha, a[aOff:], lda, b[bOff:], ldb, beta, c, ldc)
+			} else {
+				s.serial(transA, transB, m, n, k1-k0, alpha, a[aOff:], lda, b[bOff:], ldb, 0, buf[(i-1)*m*n:], n)
+			}
+		}
+	})
+	ParallelFor(m, 16, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			row := c[r*ldc : r*ldc+n]
+			for i := 1; i < p; i++ {
+				addTo(row, buf[(i-1)*m*n+r*n:][:n])
+			}
+		}
+	})
+	select {
+	case kScratch <- bufp:
+	default:
+	}
+}
+
+// addTo is dst += src.
+func addTo(dst, src []float32) {
+	src = src[:len(dst)]
+	j := 0
+	if hasAVX512 {
+		for ; j+16 <= len(dst); j += 16 {
+			archsimd.LoadFloat32x16Slice(dst[j:]).Add(archsimd.LoadFloat32x16Slice(src[j:])).StoreSlice(dst[j:])
+		}
+	}
+	for ; j < len(dst); j++ {
+		dst[j] += src[j]
 	}
 }

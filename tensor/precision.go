@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"fmt"
+	"os"
 	"sync/atomic"
 )
 
@@ -19,6 +20,16 @@ const (
 )
 
 var bf16On atomic.Bool
+
+// ROMAE_PRECISION=bf16 turns the bf16 path on for any command (training,
+// experiments) without a flag; refused with a warning where unsupported.
+func init() {
+	if p := os.Getenv("ROMAE_PRECISION"); p != "" {
+		if err := SetPrecision(p); err != nil {
+			fmt.Fprintf(os.Stderr, "tensor: ROMAE_PRECISION: %v; using fp32\n", err)
+		}
+	}
+}
 
 // SetPrecision selects the matrix-product precision. "bf16" is refused on
 // a build or CPU that has no bf16 path.

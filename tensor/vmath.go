@@ -121,3 +121,87 @@ func Exp32Slice(out, in []float32) {
 		out[i] = Exp32(in[i])
 	}
 }
+
+// Float32 row primitives for the normalisation and softmax backward passes
+// (vectorised on AVX-512 builds). All take equal-length slices.
+
+// SumSq32 is Σ x².
+func SumSq32(x []float32) float32 {
+	s, i := sumSqVec(x)
+	for ; i < len(x); i++ {
+		s += x[i] * x[i]
+	}
+	return s
+}
+
+// Dot3_32 is Σ a·b·c.
+func Dot3_32(a, b, c []float32) float32 {
+	b, c = b[:len(a)], c[:len(a)]
+	s, i := dot3Vec(a, b, c)
+	for ; i < len(a); i++ {
+		s += a[i] * b[i] * c[i]
+	}
+	return s
+}
+
+// Dot32 is Σ a·b.
+func Dot32(a, b []float32) float32 {
+	b = b[:len(a)]
+	s, i := dotVec(a, b)
+	for ; i < len(a); i++ {
+		s += a[i] * b[i]
+	}
+	return s
+}
+
+// ScaleMul32 is y = s·x⊙g.
+func ScaleMul32(y, x, g []float32, s float32) {
+	x, g = x[:len(y)], g[:len(y)]
+	i := scaleMulVec(y, x, g, s)
+	for ; i < len(y); i++ {
+		y[i] = x[i] * s * g[i]
+	}
+}
+
+// RMSNormGrad32 is dx = s·(dy⊙g − c·x), or dx += that when accum.
+func RMSNormGrad32(dx, dy, g, x []float32, s, c float32, accum bool) {
+	dy, g, x = dy[:len(dx)], g[:len(dx)], x[:len(dx)]
+	i := rmsGradVec(dx, dy, g, x, s, c, accum)
+	for ; i < len(dx); i++ {
+		v := s * (dy[i]*g[i] - x[i]*c)
+		if accum {
+			dx[i] += v
+		} else {
+			dx[i] = v
+		}
+	}
+}
+
+// MulAcc32 is acc += s·a⊙b.
+func MulAcc32(acc, a, b []float32, s float32) {
+	a, b = a[:len(acc)], b[:len(acc)]
+	i := mulAccVec(acc, a, b, s)
+	for ; i < len(acc); i++ {
+		acc[i] += a[i] * b[i] * s
+	}
+}
+
+// SoftmaxGrad32 is ds = p⊙(ds⊙mask − Σ p⊙ds⊙mask)·scale (mask nil: 1),
+// the softmax backward of one row.
+func SoftmaxGrad32(ds, p, mask []float32, scale float32) {
+	p = p[:len(ds)]
+	if mask != nil {
+		mask = mask[:len(ds)]
+		for j := range ds {
+			ds[j] *= mask[j]
+		}
+	}
+	dot := Dot32(p, ds)
+	i := softmaxGradVec(ds, p, dot, scale)
+	for ; i < len(ds); i++ {
+		ds[i] = p[i] * (ds[i] - dot) * scale
+	}
+}
+
+// Add32 is dst += src.
+func Add32(dst, src []float32) { addTo(dst, src) }

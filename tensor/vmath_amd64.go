@@ -144,3 +144,98 @@ func expVec(out, in []float32) int {
 	}
 	return i
 }
+
+func ld(s []float32) archsimd.Float32x16 { return archsimd.LoadFloat32x16Slice(s) }
+func bc(v float32) archsimd.Float32x16   { return archsimd.BroadcastFloat32x16(v) }
+
+func hsum(v archsimd.Float32x16) float32 {
+	var t [16]float32
+	v.Store(&t)
+	var s float32
+	for _, x := range t {
+		s += x
+	}
+	return s
+}
+
+func sumSqVec(x []float32) (float32, int) {
+	if !hasAVX512 || len(x) < 16 {
+		return 0, 0
+	}
+	acc, i := bc(0), 0
+	for ; i+16 <= len(x); i += 16 {
+		v := ld(x[i:])
+		acc = v.MulAdd(v, acc)
+	}
+	return hsum(acc), i
+}
+
+func dot3Vec(a, b, c []float32) (float32, int) {
+	if !hasAVX512 || len(a) < 16 {
+		return 0, 0
+	}
+	acc, i := bc(0), 0
+	for ; i+16 <= len(a); i += 16 {
+		acc = ld(a[i:]).Mul(ld(b[i:])).MulAdd(ld(c[i:]), acc)
+	}
+	return hsum(acc), i
+}
+
+func dotVec(a, b []float32) (float32, int) {
+	if !hasAVX512 || len(a) < 16 {
+		return 0, 0
+	}
+	acc, i := bc(0), 0
+	for ; i+16 <= len(a); i += 16 {
+		acc = ld(a[i:]).MulAdd(ld(b[i:]), acc)
+	}
+	return hsum(acc), i
+}
+
+func scaleMulVec(y, x, g []float32, s float32) int {
+	if !hasAVX512 {
+		return 0
+	}
+	vs, i := bc(s), 0
+	for ; i+16 <= len(y); i += 16 {
+		ld(x[i:]).Mul(vs).Mul(ld(g[i:])).StoreSlice(y[i:])
+	}
+	return i
+}
+
+func rmsGradVec(dx, dy, g, x []float32, s, c float32, accum bool) int {
+	if !hasAVX512 {
+		return 0
+	}
+	vs, vnc, i := bc(s), bc(-c), 0
+	for ; i+16 <= len(dx); i += 16 {
+		v := ld(x[i:]).MulAdd(vnc, ld(dy[i:]).Mul(ld(g[i:]))).Mul(vs)
+		if accum {
+			v = v.Add(ld(dx[i:]))
+		}
+		v.StoreSlice(dx[i:])
+	}
+	return i
+}
+
+func mulAccVec(acc, a, b []float32, s float32) int {
+	if !hasAVX512 {
+		return 0
+	}
+	vs, i := bc(s), 0
+	for ; i+16 <= len(acc); i += 16 {
+		ld(a[i:]).Mul(ld(b[i:])).MulAdd(vs, ld(acc[i:])).StoreSlice(acc[i:])
+	}
+	return i
+}
+
+func softmaxGradVec(ds, p []float32, dot, scale float32) int {
+	if !hasAVX512 {
+		return 0
+	}
+	vd, vs, i := bc(dot), bc(scale), 0
+	for ; i+16 <= len(ds); i += 16 {
+		ld(p[i:]).Mul(ld(ds[i:]).Sub(vd)).Mul(vs).StoreSlice(ds[i:])
+	}
+	return i
+}

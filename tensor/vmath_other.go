@@ -35,3 +35,18 @@ func softmaxExp(s []float32, scale, mx float32, bias, keep []float32) float32 {
 }
 
 func expVec(out, in []float32) int { return 0 }
+
+func sumSqVec(x []float32) (float32, int)                             { return 0, 0 }
+func dot3Vec(a, b, c []float32) (float32, int)                        { return 0, 0 }
+func dotVec(a, b []float32) (float32, int)                            { return 0, 0 }
+func scaleMulVec(y, x, g []float32, s float32) int                    { return 0 }
+func rmsGradVec(dx, dy, g, x []float32, s, c float32, accum bool) int { return 0 }
+func mulAccVec(acc, a, b []float32, s float32) int                    { return 0 }
+func softmaxGradVec(ds, p []float32, dot, scale float32) int          { return 0 }
+
+func addTo(dst, src []float32) {
+	src = src[:len(dst)]
+	for j := range dst {
+		dst[j] += src[j]
+	}
+}

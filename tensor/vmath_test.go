@@ -162,3 +162,14 @@ func TestParallelForCoversOnce(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkExp32Slice(b *testing.B) {
+	in, out := make([]float32, 1<<16), make([]float32, 1<<16)
+	for i := range in {
+		in[i] = float32(i%200) - 150
+	}
+	b.SetBytes(4 << 16)
+	for range b.N {
+		Exp32Slice(out, in)
+	}
+}

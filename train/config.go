@@ -14,31 +14,31 @@ import (
 // Config holds the training hyper-parameters. The `help` tags document
 // every field in the command line's --help.
 type Config struct {
-	Epochs         int     `json:"epochs" yaml:"epochs" help:"passes over the training set"`
-	BatchSize      int     `json:"batch_size" yaml:"batch_size" help:"samples per step"`
-	Optimizer      string  `json:"optimizer" yaml:"optimizer" help:"adamw or sgd"`
-	LR             float64 `json:"lr" yaml:"lr" help:"peak learning rate"`
-	FinalLR        float64 `json:"final_lr" yaml:"final_lr" help:"learning rate reached at the last step (cosine schedule)"`
-	Schedule       string  `json:"schedule" yaml:"schedule" help:"cosine (linear warm-up, then cosine decay) or constant"`
-	WarmupSteps    int     `json:"warmup_steps" yaml:"warmup_steps" help:"linear warm-up steps (overrides warmup_frac when > 0)"`
-	WarmupFrac     float64 `json:"warmup_frac" yaml:"warmup_frac" help:"warm-up as a fraction of all steps"`
-	Beta1          float64 `json:"beta1" yaml:"beta1" help:"AdamW β1"`
-	Beta2          float64 `json:"beta2" yaml:"beta2" help:"AdamW β2"`
-	Eps            float64 `json:"eps" yaml:"eps" help:"AdamW ε"`
-	WeightDecay    float64 `json:"weight_decay" yaml:"weight_decay" help:"decoupled (AdamW) or L2 (SGD) weight decay on weight matrices"`
-	Momentum       float64 `json:"momentum" yaml:"momentum" help:"SGD momentum"`
-	Nesterov       bool    `json:"nesterov" yaml:"nesterov" help:"SGD Nesterov momentum"`
-	ClipNorm       float64 `json:"clip_norm" yaml:"clip_norm" help:"clip the global gradient norm to this (0: off)"`
-	MaskRatio      float64 `json:"mask_ratio" yaml:"mask_ratio" help:"pre-training: fraction of each sample's tokens masked"`
-	LabelSmoothing float64 `json:"label_smoothing" yaml:"label_smoothing" help:"classification: label smoothing ε"`
-	ClassWeights   string  `json:"class_weights" yaml:"class_weights" help:"classification: empty, 'balanced', or comma-separated weights per class"`
-	Seed           uint64  `json:"seed" yaml:"seed" help:"seed for initialisation, shuffling, masking and dropout"`
-	EvalEvery      int     `json:"eval_every" yaml:"eval_every" help:"evaluate on the validation set every N epochs"`
-	CheckpointEvery int    `json:"checkpoint_every" yaml:"checkpoint_every" help:"also write last.safetensors every N steps (0: at epoch ends only)"`
-	Resume         bool    `json:"resume" yaml:"resume" help:"continue from out/last.safetensors if it exists"`
-	Out            string  `json:"out" yaml:"out" help:"run directory: checkpoints, metrics.jsonl, plots"`
-	Progress       string  `json:"progress" yaml:"progress" help:"auto (bar on terminals, lines otherwise), bar, lines or none"`
-	MaxSteps       int     `json:"max_steps" yaml:"max_steps" help:"stop after this many steps in total (0: run all epochs)"`
+	Epochs          int     `json:"epochs" yaml:"epochs" help:"passes over the training set"`
+	BatchSize       int     `json:"batch_size" yaml:"batch_size" help:"samples per step"`
+	Optimizer       string  `json:"optimizer" yaml:"optimizer" help:"adamw or sgd"`
+	LR              float64 `json:"lr" yaml:"lr" help:"peak learning rate"`
+	FinalLR         float64 `json:"final_lr" yaml:"final_lr" help:"learning rate reached at the last step (cosine schedule)"`
+	Schedule        string  `json:"schedule" yaml:"schedule" help:"cosine (linear warm-up, then cosine decay) or constant"`
+	WarmupSteps     int     `json:"warmup_steps" yaml:"warmup_steps" help:"linear warm-up steps (overrides warmup_frac when > 0)"`
+	WarmupFrac      float64 `json:"warmup_frac" yaml:"warmup_frac" help:"warm-up as a fraction of all steps"`
+	Beta1           float64 `json:"beta1" yaml:"beta1" help:"AdamW β1"`
+	Beta2           float64 `json:"beta2" yaml:"beta2" help:"AdamW β2"`
+	Eps             float64 `json:"eps" yaml:"eps" help:"AdamW ε"`
+	WeightDecay     float64 `json:"weight_decay" yaml:"weight_decay" help:"decoupled (AdamW) or L2 (SGD) weight decay on weight matrices"`
+	Momentum        float64 `json:"momentum" yaml:"momentum" help:"SGD momentum"`
+	Nesterov        bool    `json:"nesterov" yaml:"nesterov" help:"SGD Nesterov momentum"`
+	ClipNorm        float64 `json:"clip_norm" yaml:"clip_norm" help:"clip the global gradient norm to this (0: off)"`
+	MaskRatio       float64 `json:"mask_ratio" yaml:"mask_ratio" help:"pre-training: fraction of each sample's tokens masked"`
+	LabelSmoothing  float64 `json:"label_smoothing" yaml:"label_smoothing" help:"classification: label smoothing ε"`
+	ClassWeights    string  `json:"class_weights" yaml:"class_weights" help:"classification: empty, 'balanced', or comma-separated weights per class"`
+	Seed            uint64  `json:"seed" yaml:"seed" help:"seed for initialisation, shuffling, masking and dropout"`
+	EvalEvery       int     `json:"eval_every" yaml:"eval_every" help:"evaluate on the validation set every N epochs"`
+	CheckpointEvery int     `json:"checkpoint_every" yaml:"checkpoint_every" help:"also write last.safetensors every N steps (0: at epoch ends only)"`
+	Resume          bool    `json:"resume" yaml:"resume" help:"continue from out/last.safetensors if it exists"`
+	Out             string  `json:"out" yaml:"out" help:"run directory: checkpoints, metrics.jsonl, plots"`
+	Progress        string  `json:"progress" yaml:"progress" help:"auto (bar on terminals, lines otherwise), bar, lines or none"`
+	MaxSteps        int     `json:"max_steps" yaml:"max_steps" help:"stop after this many steps in total (0: run all epochs)"`
 }
 
 // DefaultConfig is the paper's pre-training recipe scaled to a laptop:

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -52,18 +53,18 @@ type Result struct {
 // continue exactly: shuffles, masks and dropout are all derived from
 // (seed, epoch) and (seed, step), so no random generator state is saved.
 type state struct {
-	Step      int          `json:"step"`  // optimiser steps taken
-	Epoch     int          `json:"epoch"` // epochs completed
-	LossSum   float64      `json:"loss_sum"`
-	LossN     int          `json:"loss_n"` // running mean of the current epoch
-	BestScore float64      `json:"best_score"`
-	BestEpoch int          `json:"best_epoch"`
+	Step      int           `json:"step"`  // optimiser steps taken
+	Epoch     int           `json:"epoch"` // epochs completed
+	LossSum   float64       `json:"loss_sum"`
+	LossN     int           `json:"loss_n"` // running mean of the current epoch
+	BestScore float64       `json:"best_score"`
+	BestEpoch int           `json:"best_epoch"`
 	Best      *eval.Metrics `json:"best,omitempty"`
 }
 
 const (
-	metaState  = "romae.train_state"
-	metaConfig = "romae.train_config"
+	metaState   = "romae.train_state"
+	metaConfig  = "romae.train_config"
 	optimPrefix = "optim."
 	// LastFile and BestFile are the checkpoint names inside Cfg.Out.
 	LastFile = "last.safetensors"
@@ -117,14 +118,25 @@ func (t *Trainer) Run(ctx context.Context) (*Result, error) {
 	}
 
 	st := state{BestScore: math.MaxFloat64} // JSON has no +Inf
+	resumed := false
 	if cfg.Resume {
-		if ok, err := t.resume(opt, &st); err != nil {
+		if resumed, err = t.resume(opt, &st); err != nil {
 			return nil, err
-		} else if ok {
+		} else if resumed {
 			fmt.Fprintf(logw, "resuming %s at step %d (epoch %d)\n", filepath.Join(cfg.Out, LastFile), st.Step, st.Epoch+1)
 		}
 	}
-	metrics, err := os.OpenFile(filepath.Join(cfg.Out, MetricsFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	// A fresh run starts a fresh log; a resumed one keeps the records up to
+	// its checkpoint's step (later ones are about to be logged again).
+	metricsPath := filepath.Join(cfg.Out, MetricsFile)
+	flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
+	if resumed {
+		if err := trimMetrics(metricsPath, st.Step); err != nil {
+			return nil, err
+		}
+		flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
+	}
+	metrics, err := os.OpenFile(metricsPath, flags, 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -393,4 +405,27 @@ func checkData(m *model.Model[float32], ds *data.Dataset, role string) error {
 		}
 	}
 	return nil
+}
+
+// trimMetrics drops the records of path logged after step (those of the
+// steps a resumed run repeats). A missing file is fine.
+func trimMetrics(path string, step int) error {
+	raw, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var keep []byte
+	for _, line := range bytes.SplitAfter(raw, []byte("\n")) {
+		var rec struct {
+			Step int `json:"step"`
+		}
+		if json.Unmarshal(line, &rec) != nil || rec.Step > step {
+			continue // a torn last line, or a step to be redone
+		}
+		keep = append(keep, line...)
+	}
+	return os.WriteFile(path, keep, 0o644)
 }

@@ -231,3 +231,47 @@ func TestBadInputsRefused(t *testing.T) {
 }
 
 func nanValue() float64 { var z float64; return z / z }
+
+// metricsRecords reads dir's metrics.jsonl without its wall-clock fields.
+func metricsRecords(t *testing.T, dir string) []string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, MetricsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("metrics line %q: %v", line, err)
+		}
+		delete(rec, "seconds")
+		delete(rec, "samples_per_s")
+		b, _ := json.Marshal(rec)
+		out = append(out, string(b))
+	}
+	return out
+}
+
+// The metrics log of a stopped-and-resumed run is the uninterrupted run's
+// (records after the checkpoint are not repeated), and a fresh run in a
+// used directory starts a new log rather than appending to the old one.
+func TestMetricsLog(t *testing.T) {
+	cfg := toyConfig(t.TempDir())
+	runToy(t, cfg, model.TaskPretrain)
+	whole := metricsRecords(t, cfg.Out)
+
+	runToy(t, cfg, model.TaskPretrain) // again, same directory, no resume
+	if again := metricsRecords(t, cfg.Out); strings.Join(again, "\n") != strings.Join(whole, "\n") {
+		t.Errorf("fresh run in a used directory: %d records, want %d", len(again), len(whole))
+	}
+
+	half := cfg
+	half.Out, half.MaxSteps, half.CheckpointEvery = t.TempDir(), 5, 2 // last checkpoint at step 4
+	runToy(t, half, model.TaskPretrain)
+	half.MaxSteps, half.Resume = 0, true
+	runToy(t, half, model.TaskPretrain)
+	if got := metricsRecords(t, half.Out); strings.Join(got, "\n") != strings.Join(whole, "\n") {
+		t.Errorf("resumed log differs from the uninterrupted one:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(whole, "\n"))
+	}
+}

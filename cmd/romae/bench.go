@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"syscall"
@@ -27,11 +29,11 @@ func init() {
 
 type benchOpts struct {
 	workload, size, pos, precision string
-	batch, tokens, values, posDims  int
-	classes, steps, warmup          int
-	maskRatio, lr                   float64
-	seed                            uint64
-	json                            bool
+	batch, tokens, values, posDims int
+	classes, steps, warmup         int
+	maskRatio, lr                  float64
+	seed                           uint64
+	json                           bool
 }
 
 // benchResult is the JSON line. GFLOP counts the nominal workload
@@ -80,6 +82,7 @@ func cmdBench(_ context.Context, args []string) error {
 	fs.Float64Var(&o.lr, "lr", 1e-4, "AdamW learning rate")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of weights and synthetic data")
 	fs.BoolVar(&o.json, "json", true, "print JSON lines (the only format)")
+	cpuprof := fs.String("cpuprofile", "", "write a CPU profile of the timed steps to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -90,6 +93,17 @@ func cmdBench(_ context.Context, args []string) error {
 		return fmt.Errorf("need steps ≥ 1, batch ≥ 1, tokens ≥ 2")
 	}
 	defer tensor.SetPrecision(tensor.PrecisionFP32)
+	if *cpuprof != "" {
+		f, err := os.Create(*cpuprof)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	for _, prec := range strings.Split(o.precision, ",") {
 		for _, w := range strings.Split(o.workload, ",") {
 			for _, pos := range strings.Split(o.pos, ",") {

@@ -28,20 +28,20 @@ type runConfig struct {
 }
 
 type modelSection struct {
-	Size        string `yaml:"size" help:"encoder size: tiny-shallow, tiny, small, base, large, or d_model,heads,depth,ffn"`
-	DecoderSize string `yaml:"decoder_size" help:"decoder size (pre-training), same forms as size"`
-	PosEncoding string `yaml:"pos_encoding" help:"rope (continuous axial p-RoPE), rope-int (integer positions, cached tables), siren (SIREN-RoPE: angles learned from time features and metadata) or absolute (sin/cos added to the input)"`
-	P           float64 `yaml:"p_rope" help:"fraction of rotary pairs that rotate (p-RoPE); the lowest frequencies stay unrotated"`
-	RoPEBase    float64 `yaml:"rope_base" help:"RoPE base"`
-	UseCLS      bool    `yaml:"use_cls" help:"prepend a learned [CLS] token at position 0"`
-	Task        string  `yaml:"task" help:"fine-tuning task: auto (classify when the data has labels, regress when it has targets), classify or regress"`
-	Pool        string  `yaml:"pool" help:"fine-tuning head input: auto, cls, mean, or token (per-token regression)"`
-	NormEps     float64 `yaml:"rmsnorm_eps" help:"RMSNorm ε"`
-	NormTargets bool    `yaml:"normalize_targets" help:"pre-training: per-patch normalised reconstruction targets (needs ≥ 2 values per token)"`
-	AttnDropout   float64 `yaml:"attn_dropout" help:"dropout on attention probabilities"`
-	HiddenDropout float64 `yaml:"hidden_dropout" help:"dropout on the MLP hidden layer"`
-	HeadDropout   float64 `yaml:"head_dropout" help:"dropout before the head"`
-	DropPath      float64 `yaml:"drop_path" help:"stochastic depth rate of the last layer (layer i drops with i/(depth-1)·rate)"`
+	Size          string         `yaml:"size" help:"encoder size: tiny-shallow, tiny, small, base, large, or d_model,heads,depth,ffn"`
+	DecoderSize   string         `yaml:"decoder_size" help:"decoder size (pre-training), same forms as size"`
+	PosEncoding   string         `yaml:"pos_encoding" help:"rope (continuous axial p-RoPE), rope-int (integer positions, cached tables), siren (SIREN-RoPE: angles learned from time features and metadata) or absolute (sin/cos added to the input)"`
+	P             float64        `yaml:"p_rope" help:"fraction of rotary pairs that rotate (p-RoPE); the lowest frequencies stay unrotated"`
+	RoPEBase      float64        `yaml:"rope_base" help:"RoPE base"`
+	UseCLS        bool           `yaml:"use_cls" help:"prepend a learned [CLS] token at position 0"`
+	Task          string         `yaml:"task" help:"fine-tuning task: auto (classify when the data has labels, regress when it has targets), classify or regress"`
+	Pool          string         `yaml:"pool" help:"fine-tuning head input: auto, cls, mean, or token (per-token regression)"`
+	NormEps       float64        `yaml:"rmsnorm_eps" help:"RMSNorm ε"`
+	NormTargets   bool           `yaml:"normalize_targets" help:"pre-training: per-patch normalised reconstruction targets (needs ≥ 2 values per token)"`
+	AttnDropout   float64        `yaml:"attn_dropout" help:"dropout on attention probabilities"`
+	HiddenDropout float64        `yaml:"hidden_dropout" help:"dropout on the MLP hidden layer"`
+	HeadDropout   float64        `yaml:"head_dropout" help:"dropout before the head"`
+	DropPath      float64        `yaml:"drop_path" help:"stochastic depth rate of the last layer (layer i drops with i/(depth-1)·rate)"`
 	Siren         rope.SirenSpec `yaml:"siren"`
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 
 	"romae/experiments"
 )
@@ -18,7 +19,10 @@ func cmdExperiment(ctx context.Context, args []string) error {
 	seeds := fs.Int("seeds", 0, "seeds to average over (0: the budget's default)")
 	out := fs.String("out", "results", "results go to OUT/NAME/: results.json, results.md, figures, runs/")
 	dataPath := fs.String("data", "", "input file for experiments that read one (uea: NAME_TRAIN.ts)")
-	if len(args) == 0 {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		if err := fs.Parse(args); err != nil {
+			return err // -h: usage printed
+		}
 		fs.Usage()
 		return fmt.Errorf("missing experiment name")
 	}

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+
+	"romae/model"
+)
+
+// The counted FLOPs of issue 6's workloads: ~82, ~214, ~71 GFLOP.
+func TestBenchFLOPs(t *testing.T) {
+	o := benchOpts{size: "tiny", values: 2, posDims: 2, classes: 20}
+	for _, c := range []struct {
+		w    string
+		want float64
+	}{{"pretrain", 82}, {"finetune", 214}, {"infer", 71}} {
+		cfg, err := benchConfig(o, c.w, model.PosRoPE)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := benchFLOPs(cfg, c.w, 32, 200, 0.75) / 1e9
+		if math.Abs(got-c.want)/c.want > 0.03 {
+			t.Errorf("%s: %.1f GFLOP, issue counts ~%v", c.w, got, c.want)
+		}
+	}
+}
+
+func TestBenchCommand(t *testing.T) {
+	out, err := capture(t, cmdBench, "--workload", "pretrain,finetune,infer", "--size", "tiny-shallow",
+		"--batch", "2", "--tokens", "12", "--steps", "2", "--pos-encoding", "rope,rope-int,absolute")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 9 {
+		t.Fatalf("want 9 JSON lines, got %d: %q", len(lines), out)
+	}
+	for _, l := range lines {
+		var r benchResult
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatalf("%q: %v", l, err)
+		}
+		if r.MedianS <= 0 || r.GFLOP <= 0 || r.Steps != 2 || len(r.StepS) != 2 || r.Precision != "fp32" {
+			t.Errorf("implausible result %+v", r)
+		}
+	}
+	if _, err := capture(t, cmdBench, "--workload", "nope"); err == nil {
+		t.Error("unknown workload accepted")
+	}
+}

@@ -1,0 +1,91 @@
+package nn
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// Hot-op benchmarks at RoMAE-tiny's fine-tuning shapes (32 samples × 201
+// tokens, d 180, 3 heads of 60, ffn 720), float32, so regressions in the
+// non-GEMM kernels show up: go test ./nn -run '^$' -bench .
+
+const (
+	bB, bH, bL, bHD, bD, bF = 32, 3, 201, 60, 180, 720
+)
+
+func randF32(n int, seed uint64) []float32 {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	return x
+}
+
+func BenchmarkAttentionForward(b *testing.B) {
+	n := bB * bH * bL * bHD
+	q, k, v, out := randF32(n, 1), randF32(n, 2), randF32(n, 3), make([]float32, n)
+	prob := make([]float32, bB*bH*bL*bL)
+	pad := make([]bool, bB*bL)
+	for i := range pad {
+		pad[i] = i%bL > 190
+	}
+	b.ResetTimer()
+	for range b.N {
+		AttentionForward(out, prob, nil, q, k, v, pad, nil, bB, bH, bL, bHD)
+	}
+}
+
+func BenchmarkAttentionBackward(b *testing.B) {
+	n := bB * bH * bL * bHD
+	q, k, v, out, dOut := randF32(n, 1), randF32(n, 2), randF32(n, 3), make([]float32, n), randF32(n, 4)
+	prob, ds := make([]float32, bB*bH*bL*bL), make([]float32, bB*bH*bL*bL)
+	AttentionForward(out, prob, nil, q, k, v, nil, nil, bB, bH, bL, bHD)
+	dq, dk, dv := make([]float32, n), make([]float32, n), make([]float32, n)
+	b.ResetTimer()
+	for range b.N {
+		AttentionBackward(dq, dk, dv, ds, dOut, q, k, v, prob, nil, nil, bB, bH, bL, bHD)
+	}
+}
+
+// BenchmarkSoftmaxRows is the softmax alone (no GEMMs) over [B,H,L,L].
+func BenchmarkSoftmaxRows(b *testing.B) {
+	s := randF32(bB*bH*bL*bL, 5)
+	pad := make([]bool, bB*bL)
+	b.Run("float32", func(b *testing.B) {
+		for range b.N {
+			softmaxRows32(s, pad, bB, bH, bL)
+		}
+	})
+}
+
+func BenchmarkSiLU(b *testing.B) {
+	n := bB * bL * bF
+	in, out, d := randF32(n, 6), make([]float32, n), randF32(n, 7)
+	b.Run("forward", func(b *testing.B) {
+		for range b.N {
+			SiLUForward(out, in, n)
+		}
+	})
+	b.Run("backward", func(b *testing.B) {
+		for range b.N {
+			SiLUBackward(out, d, in, n)
+		}
+	})
+}
+
+func BenchmarkRMSNorm(b *testing.B) {
+	n := bB * bL
+	in, g, out, rstd := randF32(n*bD, 8), randF32(bD, 9), make([]float32, n*bD), make([]float32, n)
+	dOut, dIn, dG := randF32(n*bD, 10), make([]float32, n*bD), make([]float32, bD)
+	b.Run("forward", func(b *testing.B) {
+		for range b.N {
+			RMSNormForward(out, rstd, in, g, n, bD, 1e-12)
+		}
+	})
+	b.Run("backward", func(b *testing.B) {
+		for range b.N {
+			RMSNormBackward(dIn, dG, dOut, in, g, rstd, n, bD, true)
+		}
+	})
+}

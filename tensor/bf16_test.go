@@ -1,0 +1,113 @@
+package tensor
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// The bf16 path must equal, to float32 accumulation error, the exact
+// product of the bf16-rounded operands: every shape class of the model
+// (NN, NT, TN, TT; odd k; edge rows/columns; alpha/beta; k-split; batched).
+func TestBF16Gemm(t *testing.T) {
+	if !BF16Supported() {
+		if err := SetPrecision(PrecisionBF16); err == nil {
+			t.Fatal("SetPrecision(bf16) accepted on a build/CPU without bf16")
+		}
+		t.Skip("no bf16 path here")
+	}
+	defer SetPrecision(PrecisionFP32)
+	rng := rand.New(rand.NewPCG(9, 9))
+	type sh struct{ m, n, k, batch int }
+	shapes := []sh{{1, 1, 1, 1}, {3, 5, 7, 1}, {8, 32, 2, 1}, {9, 33, 17, 1}, {37, 70, 513, 1},
+		{200, 180, 180, 1}, {130, 45, 1030, 1}, {20, 33, 5000, 1}, {21, 19, 13, 5}, {201, 60, 201, 4}}
+	for _, s := range shapes {
+		for _, tA := range []bool{false, true} {
+			for _, tB := range []bool{false, true} {
+				for _, ab := range [][2]float32{{1, 0}, {0.5, 1}, {-1, 0.25}} {
+					lda, ldb, ldc := s.k+1, s.n+2, s.n+3
+					if tA {
+						lda = s.m + 1
+					}
+					if tB {
+						ldb = s.k + 2
+					}
+					ar, br := s.m, s.k
+					if tA {
+						ar = s.k
+					}
+					if tB {
+						br = s.n
+					}
+					sa, sb, sc := ar*lda, br*ldb, s.m*ldc
+					a, b, c := make([]float32, sa*s.batch), make([]float32, sb*s.batch), make([]float32, sc*s.batch)
+					for i := range a {
+						a[i] = float32(rng.NormFloat64())
+					}
+					for i := range b {
+						b[i] = float32(rng.NormFloat64())
+					}
+					for i := range c {
+						c[i] = float32(rng.NormFloat64())
+					}
+					c0 := append([]float32(nil), c...)
+					if err := SetPrecision(PrecisionBF16); err != nil {
+						t.Fatal(err)
+					}
+					if s.batch == 1 {
+						Gemm(tA, tB, s.m, s.n, s.k, ab[0], a, lda, b, ldb, ab[1], c, ldc)
+					} else {
+						GemmBatched(tA, tB, s.m, s.n, s.k, ab[0], a, lda, sa, b, ldb, sb, ab[1], c, ldc, sc, s.batch)
+					}
+					SetPrecision(PrecisionFP32)
+					for q := range s.batch {
+						for i := range s.m {
+							for j := range s.n {
+								var want, mag float64
+								for p := range s.k {
+									var av, bv float32
+									if tA {
+										av = a[q*sa+p*lda+i]
+									} else {
+										av = a[q*sa+i*lda+p]
+									}
+									if tB {
+										bv = b[q*sb+j*ldb+p]
+									} else {
+										bv = b[q*sb+p*ldb+j]
+									}
+									x := float64(RoundBF16(av)) * float64(RoundBF16(bv))
+									want += x
+									mag += math.Abs(x)
+								}
+								want = float64(ab[0])*want + float64(ab[1])*float64(c0[q*sc+i*ldc+j])
+								got := c[q*sc+i*ldc+j]
+								if math.Abs(float64(got)-want) > 1e-5*(mag+math.Abs(float64(c0[q*sc+i*ldc+j])))+1e-6 {
+									t.Fatalf("m%d n%d k%d batch%d tA=%v tB=%v ab=%v: C[%d][%d,%d] = %v, want %v",
+										s.m, s.n, s.k, s.batch, tA, tB, ab, q, i, j, got, want)
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestRoundBF16(t *testing.T) {
+	for _, c := range []struct{ in, want float32 }{
+		{1, 1}, {-2.5, -2.5}, {1 + 1.0/256, 1}, {1 + 3.0/256, 1 + 4.0/256}, // ties to even
+		{1 + 1.0/128, 1 + 1.0/128}, {3.14159265, 3.140625},
+	} {
+		if got := RoundBF16(c.in); got != c.want {
+			t.Errorf("RoundBF16(%v) = %v, want %v", c.in, got, c.want)
+		}
+	}
+	if v := RoundBF16(float32(math.Inf(1))); !math.IsInf(float64(v), 1) {
+		t.Errorf("RoundBF16(+Inf) = %v", v)
+	}
+	if v := RoundBF16(float32(math.NaN())); v == v {
+		t.Errorf("RoundBF16(NaN) = %v", v)
+	}
+}

@@ -1,0 +1,209 @@
+//go:build goexperiment.simd && amd64
+
+package tensor
+
+// The avx512 back end's default single-core product: the 8×32 assembly
+// micro-kernel fma8x32 under a BLIS-style driver (B packed in 32-wide
+// slivers, A read in place or packed in 8-row panels). The archsimd 4×32
+// kernel (serial4) stays as the reference and for avx2.
+
+import (
+	"simd/archsimd"
+	"unsafe"
+)
+
+//go:noescape
+func fma8x32c(kc int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr)
+
+//go:noescape
+func fma8x32(kc int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, out *[256]float32)
+
+const (
+	asmMR = 8
+	asmNR = 32
+	asmKC = 256 // a B sliver is 32 KiB; an 8-row A panel 8 KiB
+	asmNC = 768 // ≥ the model's widest n (720): A is read once per k block
+	asmMC = 128
+)
+
+// simdAsmKernel selects fma8x32 for the avx512 back end (false: the
+// archsimd 4×32 kernel), a variable so benchmarks can compare both.
+var simdAsmKernel = true
+
+var asmBufs = make(chan *[]float32, 32)
+
+// serialAsm is serial on the assembly kernel: pack op(B), then compute.
+func serialAsm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	bp := getAsmBuf(asmPackedLen(n, k))
+	asmPackB(transB, b, ldb, n, k, *bp)
+	asmCompute(transA, m, n, k, alpha, a, lda, *bp, beta, c, ldc)
+	putAsmBuf(bp)
+}
+
+// asmParallelM is the M-split product with op(B) packed once and shared:
+// the chunks only differ in their rows of A and C.
+func asmParallelM(mTiles, chunks, w int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	bp := getAsmBuf(asmPackedLen(n, k))
+	asmPackB(transB, b, ldb, n, k, *bp)
+	parallelChunks(mTiles, chunks, w, func(lo, hi int) {
+		i0, i1 := lo*asmMR, min(hi*asmMR, m)
+		aOff := i0 * lda
+		if transA {
+			aOff = i0
+		}
+		asmCompute(transA, i1-i0, n, k, alpha, a[aOff:], lda, *bp, beta, c[i0*ldc:], ldc)
+	})
+	putAsmBuf(bp)
+}
+
+// asmPackedLen is the size of op(B) packed as asmPackB lays it out.
+func asmPackedLen(n, k int) int { return (n + asmNR - 1) / asmNR * asmNR * k }
+
+// asmPackB packs all of op(B) (k×n) as slivers in the order asmCompute
+// reads them: column blocks of asmNC, then k blocks of asmKC, then 32-wide
+// slivers of kb×32 floats.
+func asmPackB(transB bool, b []float32, ldb, n, k int, dst []float32) {
+	off := 0
+	for jc := 0; jc < n; jc += asmNC {
+		nb := min(asmNC, n-jc)
+		for pc := 0; pc < k; pc += asmKC {
+			kb := min(asmKC, k-pc)
+			for js := 0; js < nb; js += asmNR {
+				packB(transB, b, ldb, pc, jc+js, kb, min(asmNR, nb-js), asmNR, dst[off:off+kb*asmNR])
+				off += kb * asmNR
+			}
+		}
+	}
+}
+
+// asmCompute is C = alpha·op(A)·B + beta·C with B packed by asmPackB.
+func asmCompute(transA bool, m, n, k int, alpha float32, a []float32, lda int, bpk []float32, beta float32, c []float32, ldc int) {
+	abp := getAsmBuf(asmMC * asmKC)
+	abuf := *abp
+	var out [256]float32
+	off := 0
+	for jc := 0; jc < n; jc += asmNC {
+		nb := min(asmNC, n-jc)
+		for pc := 0; pc < k; pc += asmKC {
+			kb := min(asmKC, k-pc)
+			bbuf := bpk[off:]
+			off += (nb + asmNR - 1) / asmNR * asmNR * kb
+			bet := beta
+			if pc > 0 {
+				bet = 1
+			}
+			for ic := 0; ic < m; ic += asmMC {
+				mb := min(asmMC, m-ic)
+				if transA {
+					packAT8(a, lda, ic, pc, mb, kb, abuf)
+				}
+				for i := ic; i < ic+mb; i += asmMR {
+					rows := min(asmMR, m-i)
+					var ap unsafe.Pointer
+					var astep, arow uintptr
+					switch {
+					case transA:
+						ap, astep, arow = unsafe.Pointer(&abuf[(i-ic)*kb]), asmMR*4, 4
+					case rows == asmMR:
+						ap, astep, arow = unsafe.Pointer(&a[i*lda+pc]), 4, uintptr(lda)*4
+					default:
+						// Edge panel: copy the rows, zero the rest.
+						e := abuf[:asmMR*kb]
+						clear(e)
+						for r := range rows {
+							copy(e[r*kb:(r+1)*kb], a[(i+r)*lda+pc:])
+						}
+						ap, astep, arow = unsafe.Pointer(&e[0]), 4, uintptr(kb)*4
+					}
+					direct := rows == asmMR && alpha == 1 && (bet == 0 || bet == 1)
+					ldcb := uintptr(ldc) * 4
+					if bet == 1 {
+						ldcb |= 1 << 63
+					}
+					for s, js := 0, 0; js < nb; s, js = s+1, js+asmNR {
+						if direct && nb-js >= asmNR {
+							// Full tile: the kernel stores into C itself.
+							cRow := c[i*ldc+jc+js:]
+							_ = cRow[(asmMR-1)*ldc+asmNR-1] // bounds: the whole tile
+							fma8x32c(kb, ap, astep, arow, unsafe.Pointer(&bbuf[s*kb*asmNR]), unsafe.Pointer(&cRow[0]), ldcb)
+							continue
+						}
+						fma8x32(kb, ap, astep, arow, unsafe.Pointer(&bbuf[s*kb*asmNR]), &out)
+						storeTile32(c[i*ldc+jc+js:], ldc, rows, min(asmNR, nb-js), alpha, bet, &out)
+					}
+				}
+			}
+		}
+	}
+	putAsmBuf(abp)
+}
+
+// getAsmBuf/putAsmBuf recycle float32 buffers of at least n elements.
+func getAsmBuf(n int) *[]float32 {
+	var p *[]float32
+	select {
+	case p = <-asmBufs:
+	default:
+		p = new([]float32)
+	}
+	if cap(*p) < n {
+		*p = make([]float32, n)
+	}
+	*p = (*p)[:n]
+	return p
+}
+
+func putAsmBuf(p *[]float32) {
+	select {
+	case asmBufs <- p:
+	default:
+	}
+}
+
+// packAT8 packs rows ic..ic+mb of op(A) = Aᵀ over k range pc..pc+kb as
+// 8-row panels dst[(i/8)·kb·8 + p·8 + r], zero-padding a short last panel.
+func packAT8(a []float32, lda, ic, pc, mb, kb int, dst []float32) {
+	full := mb &^ (asmMR - 1)
+	for p := range kb {
+		src := a[(pc+p)*lda+ic:]
+		src = src[:mb]
+		d := dst[p*asmMR:]
+		for i := 0; i < full; i += asmMR {
+			archsimd.LoadFloat32x8Slice(src[i:]).StoreSlice(d[i*kb:])
+		}
+		if full < mb {
+			e := d[full*kb : full*kb+asmMR]
+			clear(e)
+			copy(e, src[full:])
+		}
+	}
+}
+
+// storeTile32 is C[rows, cols] = alpha·out + beta·C (beta 0: C not read).
+func storeTile32(c []float32, ldc, rows, cols int, alpha, beta float32, out *[256]float32) {
+	va, vb := archsimd.BroadcastFloat32x16(alpha), archsimd.BroadcastFloat32x16(beta)
+	for r := range rows {
+		row := c[r*ldc : r*ldc+cols]
+		t := out[r*asmNR : r*asmNR+asmNR]
+		if cols == asmNR {
+			lo, hi := archsimd.LoadFloat32x16Slice(t), archsimd.LoadFloat32x16Slice(t[16:])
+			if alpha != 1 {
+				lo, hi = lo.Mul(va), hi.Mul(va)
+			}
+			if beta != 0 {
+				lo = archsimd.LoadFloat32x16Slice(row).MulAdd(vb, lo)
+				hi = archsimd.LoadFloat32x16Slice(row[16:]).MulAdd(vb, hi)
+			}
+			lo.StoreSlice(row)
+			hi.StoreSlice(row[16:])
+			continue
+		}
+		for j := range row {
+			v := alpha * t[j]
+			if beta != 0 {
+				v += beta * row[j]
+			}
+			row[j] = v
+		}
+	}
+}

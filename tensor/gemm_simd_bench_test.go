@@ -1,0 +1,109 @@
+//go:build goexperiment.simd && amd64
+
+package tensor
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"syscall"
+	"testing"
+)
+
+// BenchmarkSgemmLoopOrder compares the avx512 driver's two loop orders
+// (simdBOuter) side by side on the model's shapes, one run, interleaved.
+func BenchmarkSgemmLoopOrder(b *testing.B) {
+	if SetBackend("avx512") != nil {
+		b.Skip("no avx512")
+	}
+	defer SetBackend(registry[0].b.Name())
+	for _, sh := range benchShapes {
+		for _, outer := range []bool{false, true} {
+			b.Run(fmt.Sprintf("%s/bOuter=%v", sh.name, outer), func(b *testing.B) {
+				prev := simdBOuter
+				simdBOuter = outer
+				defer func() { simdBOuter = prev }()
+				benchShapeRun(b, sh)
+			})
+		}
+	}
+}
+
+func benchShapeRun(b *testing.B, sh benchShape) {
+	lda, ldb := sh.k, sh.n
+	if sh.transA {
+		lda = sh.m
+	}
+	if sh.transB {
+		ldb = sh.k
+	}
+	sa, sb, sc := sh.m*sh.k, sh.k*sh.n, sh.m*sh.n
+	a, bb, c := make([]float32, sa*sh.batch), make([]float32, sb*sh.batch), make([]float32, sc*sh.batch)
+	for i := range a {
+		a[i] = float32(i%7) * 0.25
+	}
+	for i := range bb {
+		bb[i] = float32(i%5) * 0.5
+	}
+	b.ResetTimer()
+	for range b.N {
+		if sh.batch == 1 {
+			Gemm(sh.transA, sh.transB, sh.m, sh.n, sh.k, 1, a, lda, bb, ldb, 0, c, sh.n)
+		} else {
+			GemmBatched(sh.transA, sh.transB, sh.m, sh.n, sh.k, 1, a, lda, sa, bb, ldb, sb, 0, c, sh.n, sc, sh.batch)
+		}
+	}
+	flops := 2 * float64(sh.m) * float64(sh.n) * float64(sh.k) * float64(sh.batch)
+	b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
+
+// TestSgemmCPUEfficiency (ROMAE_GEMM_CPU=1) measures single-core GFLOP per
+// second of thread CPU time of the 4×32 archsimd kernel, the 8×32
+// assembly kernel and bf16, twice each, interleaved. CPU time
+// stays meaningful on a shared box where
+// wall-clock benchmarks swing 2× with other processes' load.
+func TestSgemmCPUEfficiency(t *testing.T) {
+	if os.Getenv("ROMAE_GEMM_CPU") == "" {
+		t.Skip("set ROMAE_GEMM_CPU=1")
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	s := &simdBackend{"avx512", 32}
+	threadCPU := func() float64 {
+		var ru syscall.Rusage
+		syscall.Getrusage(1 /* RUSAGE_THREAD */, &ru)
+		return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+	}
+	for _, sh := range benchShapes {
+		lda, ldb := sh.k, sh.n
+		if sh.transA {
+			lda = sh.m
+		}
+		if sh.transB {
+			ldb = sh.k
+		}
+		sa, sb, sc := sh.m*sh.k, sh.k*sh.n, sh.m*sh.n
+		a, bb, c := make([]float32, sa), make([]float32, sb), make([]float32, sc)
+		for i := range a {
+			a[i] = float32(i%7) * 0.25
+		}
+		for i := range bb {
+			bb[i] = float32(i%5) * 0.5
+		}
+		line := sh.name
+		for _, v := range []string{"simd4x32", "asm8x32", "bf16", "simd4x32", "asm8x32", "bf16"} {
+			simdAsmKernel = v != "simd4x32"
+			bf16On.Store(v == "bf16" && hasBF16)
+			reps := max(1, int(2e9/(2*float64(sh.m*sh.n*sh.k))))
+			c0 := threadCPU()
+			for range reps {
+				s.serial(sh.transA, sh.transB, sh.m, sh.n, sh.k, 1, a, lda, bb, ldb, 0, c, sh.n)
+			}
+			g := 2 * float64(sh.m*sh.n*sh.k) * float64(reps) / (threadCPU() - c0) / 1e9
+			line += fmt.Sprintf("  %s %.0f", v, g)
+		}
+		simdAsmKernel = true
+		bf16On.Store(false)
+		t.Log(line)
+	}
+}
