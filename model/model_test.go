@@ -467,3 +467,52 @@ func TestLoadOfficialDirectory(t *testing.T) {
 		t.Errorf("absolute checkpoint: %v", err)
 	}
 }
+
+// TestEvalModeSharesBuffers: an evaluation-mode forward pass reuses one
+// block's activations for every block (see stackActs). Its outputs must be
+// bit-identical to a training-mode pass without dropout, for depths that
+// update the residual stream in place, on a workspace that alternates modes.
+func TestEvalModeSharesBuffers(t *testing.T) {
+	for _, task := range []string{TaskPretrain, TaskClassify} {
+		for _, depth := range []int{1, 2, 3, 4, 5} {
+			cfg := smallConfig(task, 2)
+			cfg.Encoder.Depth, cfg.Decoder.Depth = depth, depth
+			m, err := New[float32](cfg, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bt := testBatch(3, 7, 2, 2, false, 11)
+			mask := testMask(bt, 4)
+			ws := m.NewWorkspace()
+			run := func(train bool) []float32 {
+				if task == TaskPretrain {
+					_, err = m.ForwardPretrain(ws, bt, mask, train, nil)
+				} else {
+					_, err = m.ForwardTask(ws, bt, LossOptions{}, train, nil)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				return append([]float32(nil), ws.Output()...)
+			}
+			eval1, trained, eval2 := run(false), run(true), run(false)
+			for i := range trained {
+				if eval1[i] != trained[i] || eval2[i] != trained[i] {
+					t.Fatalf("%s depth %d: output %d: eval %v, %v, train %v", task, depth, i, eval1[i], eval2[i], trained[i])
+				}
+			}
+			func() {
+				defer func() {
+					if recover() == nil {
+						t.Errorf("%s depth %d: backward after an evaluation-mode forward did not panic", task, depth)
+					}
+				}()
+				if task == TaskPretrain {
+					m.BackwardPretrain(ws)
+				} else {
+					m.BackwardTask(ws)
+				}
+			}()
+		}
+	}
+}

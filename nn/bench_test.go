@@ -89,3 +89,11 @@ func BenchmarkRMSNorm(b *testing.B) {
 		}
 	})
 }
+
+func BenchmarkResidualAdd(b *testing.B) {
+	n := bB * bL * bD
+	x, br, out := randF32(n, 11), randF32(n, 12), make([]float32, n)
+	for range b.N {
+		ResidualAdd(out, x, br, nil, bB, bL, bD)
+	}
+}

@@ -55,6 +55,19 @@ func ResidualForward[T tensor.Float](x, branch, scale []T, B, L, d int) {
 // ResidualAdd: out[B,L,d] = x + scale[b]·branch (scale nil: no drop path),
 // ResidualForward into a separate output in one pass (out may alias x).
 func ResidualAdd[T tensor.Float](out, x, branch, scale []T, B, L, d int) {
+	if o32, ok := any(out).([]float32); ok {
+		x32, b32, s32 := any(x).([]float32), any(branch).([]float32), any(scale).([]float32)
+		tensor.ParallelFor(B*L, 64, func(lo, hi int) {
+			if s32 == nil {
+				tensor.AddScaled32(o32[lo*d:hi*d], x32[lo*d:hi*d], b32[lo*d:hi*d], 1)
+				return
+			}
+			for r := lo; r < hi; r++ {
+				tensor.AddScaled32(o32[r*d:(r+1)*d], x32[r*d:(r+1)*d], b32[r*d:(r+1)*d], s32[r/L])
+			}
+		})
+		return
+	}
 	tensor.ParallelFor(B*L, 64, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			s := T(1)

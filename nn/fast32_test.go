@@ -114,4 +114,23 @@ func TestFloat32PathsMatchFloat64(t *testing.T) {
 			close32(t, "dG", dG32, dG, 1e-5)
 		})
 	}
+	for _, drop := range []bool{false, true} {
+		t.Run("residual", func(t *testing.T) {
+			B, L, d := 3, 7, 37 // rows of 37: vector body plus a tail
+			x, br := gradcheck.Rand(B*L*d, 14), gradcheck.Rand(B*L*d, 15)
+			var scale []float64
+			if drop {
+				scale = []float64{0, 2, 1.25}
+			}
+			out := make([]float64, B*L*d)
+			ResidualAdd(out, x, br, scale, B, L, d)
+			out32 := make([]float32, B*L*d)
+			var scale32 []float32
+			if drop {
+				scale32 = to32(scale)
+			}
+			ResidualAdd(out32, to32(x), to32(br), scale32, B, L, d)
+			close32(t, "residual", out32, out, 1e-6)
+		})
+	}
 }

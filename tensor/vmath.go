@@ -203,5 +203,14 @@ func SoftmaxGrad32(ds, p, mask []float32, scale float32) {
 	}
 }
 
+// AddScaled32 is out = x + s·y (out may alias x).
+func AddScaled32(out, x, y []float32, s float32) {
+	x, y = x[:len(out)], y[:len(out)]
+	i := addScaledVec(out, x, y, s)
+	for ; i < len(out); i++ {
+		out[i] = x[i] + s*y[i]
+	}
+}
+
 // Add32 is dst += src.
 func Add32(dst, src []float32) { addTo(dst, src) }

@@ -203,6 +203,17 @@ func scaleMulVec(y, x, g []float32, s float32) int {
 	return i
 }
 
+func addScaledVec(out, x, y []float32, s float32) int {
+	if !hasAVX512 {
+		return 0
+	}
+	vs, i := bc(s), 0
+	for ; i+16 <= len(out); i += 16 {
+		ld(y[i:]).MulAdd(vs, ld(x[i:])).StoreSlice(out[i:])
+	}
+	return i
+}
+
 func rmsGradVec(dx, dy, g, x []float32, s, c float32, accum bool) int {
 	if !hasAVX512 {
 		return 0
