@@ -94,6 +94,20 @@ func TestModelGradients(t *testing.T) {
 			c.PosEncoding = PosRoPEInt
 			return c
 		}, true, LossOptions{ClassWeights: []float64{1, 2, 0.5}, LabelSmoothing: 0.1}},
+		{"classify/rope2d/cls/dropout+droppath", func() Config {
+			// [CLS] pooling: the last block runs its MLP on [CLS] rows only.
+			c := smallConfig(TaskClassify, 2)
+			c.Encoder.Depth = 3
+			c.AttnDropout, c.HiddenDropout, c.HeadDropout, c.DropPath = 0.2, 0.2, 0.2, 0.3
+			return c
+		}, false, LossOptions{}},
+		{"regress/siren/cls", func() Config {
+			c := smallConfig(TaskRegress, 2)
+			c.PosEncoding = PosSiren
+			c.Siren = DefaultSiren(2)
+			c.Siren.Hidden = 6
+			return c
+		}, false, LossOptions{}},
 		{"classify/mean/nocls/3d", func() Config {
 			c := smallConfig(TaskClassify, 3)
 			c.UseCLS, c.Pool = false, PoolMean
@@ -135,8 +149,13 @@ func TestModelGradients(t *testing.T) {
 			}
 			bt := testBatch(3, 7, cfg.Values, cfg.PosDims, tc.intPos, 3)
 			if cfg.Task == TaskRegress {
-				bt.TargetDim, bt.TargetPerToken = cfg.Outputs, true
-				bt.Targets = make([]float32, bt.B*bt.L*cfg.Outputs)
+				perToken := cfg.Pool == PoolToken
+				bt.TargetDim, bt.TargetPerToken = cfg.Outputs, perToken
+				n := bt.B
+				if perToken {
+					n *= bt.L
+				}
+				bt.Targets = make([]float32, n*cfg.Outputs)
 				for i := range bt.Targets {
 					bt.Targets[i] = float32(rng.NormFloat64())
 				}

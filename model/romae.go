@@ -165,6 +165,7 @@ func (m *Model[T]) setEncoderRows(ws *Workspace[T], B, Le int, train bool) {
 		}
 	}
 	ws.enc.resize(&m.enc, B, Le, train)
+	ws.enc.clsOnly = false // callers that read only [CLS] rows say so
 }
 
 // setEncoderToken copies token i of batch sample b into encoder slot r.
@@ -478,6 +479,7 @@ func (m *Model[T]) ForwardTask(ws *Workspace[T], bt *data.Batch, opt LossOptions
 		return 0, err
 	}
 	m.fillAllTokens(ws, bt, train)
+	ws.enc.clsOnly = m.Cfg.Pool == PoolCLS && m.cls != nil
 	if err := m.encode(ws, rng); err != nil {
 		return 0, err
 	}
@@ -617,6 +619,7 @@ func (m *Model[T]) Embed(ws *Workspace[T], bt *data.Batch, pool string, dst []T)
 		return nil, fmt.Errorf("embed: pool %q, want cls or mean", pool)
 	}
 	m.fillAllTokens(ws, bt, false)
+	ws.enc.clsOnly = pool == PoolCLS
 	if err := m.encode(ws, nil); err != nil {
 		return nil, err
 	}

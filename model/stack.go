@@ -47,6 +47,14 @@ type stackActs[T tensor.Float] struct {
 	B, L   int
 	train  bool
 	res    [][]T
+	// clsOnly: the caller reads only each sample's row 0 (the [CLS]
+	// token) of the output, so the last block runs its output projection
+	// and MLP on those B rows alone (its attention still reads every key);
+	// the other output rows are left undefined. This skips ~85% of the
+	// last block's work for [CLS]-pooled classifiers and regressors.
+	clsOnly bool
+	// The last block's [CLS] rows when clsOnly, [B, d].
+	clsX, clsMerged, clsOut, clsDx, clsDMerged []T
 	layers []layerActs[T]
 	rot    *rope.Table[T] // nil: no rotation (absolute positions)
 	// dAngles [B·L, D·R], when set, accumulates dLoss/d(rotation angle)
@@ -95,6 +103,9 @@ func (a *stackActs[T]) resize(s *stack[T], B, L int, train bool) {
 		l.dp1, l.dp2 = growIf(l.dp1, B, dp), growIf(l.dp2, B, dp)
 	}
 	a.lin, a.lin3 = grow(a.lin, nd), grow(a.lin3, 3*nd)
+	for _, p := range []*[]T{&a.clsX, &a.clsMerged, &a.clsOut, &a.clsDx, &a.clsDMerged} {
+		*p = grow(*p, B*d)
+	}
 	if !train {
 		return
 	}
@@ -168,18 +179,30 @@ func (s *stack[T]) forward(a *stackActs[T], keyPad []bool, rng *rand.Rand) {
 		}
 		nn.AttentionForward(l.attn, l.prob, l.probDrop, l.q, l.k, l.v, keyPad, nilIfEmpty(l.attnMask), B, H, L, hd)
 		nn.MergeHeads(l.merged, l.attn, B, L, H, hd)
-		nn.LinearForward(a.lin, l.merged, blk.wo.w.W, nil, N, d, d)
-		nn.ResidualAdd(l.h, x, a.lin, nilIfEmpty(l.dp1), B, L, d)
+
+		// From the output projection on, a block works row by row: on
+		// every row, or on the [CLS] rows alone (see clsOnly).
+		rows, xr, merged, outr := N, x, l.merged, out
+		if a.clsOnly && i == len(s.blocks)-1 {
+			gatherCLS(a.clsX, x, B, L, d)
+			gatherCLS(a.clsMerged, l.merged, B, L, d)
+			rows, xr, merged, outr = B, a.clsX, a.clsMerged, a.clsOut
+		}
+		nn.LinearForward(a.lin, merged, blk.wo.w.W, nil, rows, d, d)
+		nn.ResidualAdd(l.h, xr, a.lin, nilIfEmpty(l.dp1), B, rows/B, d)
 
 		// MLP branch.
-		nn.RMSNormForward(l.norm2, l.rstd2, l.h, blk.ffnNorm.W, N, d, s.eps)
-		nn.LinearForward(l.pre, l.norm2, blk.w1.w.W, nil, N, d, f)
-		nn.SiLUForward(l.act, l.pre, N*f)
+		nn.RMSNormForward(l.norm2, l.rstd2, l.h, blk.ffnNorm.W, rows, d, s.eps)
+		nn.LinearForward(l.pre, l.norm2, blk.w1.w.W, nil, rows, d, f)
+		nn.SiLUForward(l.act, l.pre, rows*f)
 		if len(l.hidMask) > 0 {
-			nn.DropoutForward(l.act, l.act, l.hidMask)
+			nn.DropoutForward(l.act[:rows*f], l.act, l.hidMask)
 		}
-		nn.LinearForward(a.lin, l.act, blk.w2.w.W, nil, N, f, d)
-		nn.ResidualAdd(out, l.h, a.lin, nilIfEmpty(l.dp2), B, L, d)
+		nn.LinearForward(a.lin, l.act, blk.w2.w.W, nil, rows, f, d)
+		nn.ResidualAdd(outr, l.h, a.lin, nilIfEmpty(l.dp2), B, rows/B, d)
+		if rows != N {
+			scatterCLS(out, a.clsOut, B, L, d)
+		}
 		x = out
 	}
 }
@@ -194,20 +217,35 @@ func (s *stack[T]) backward(a *stackActs[T]) {
 	N := B * L
 	for i := len(s.blocks) - 1; i >= 0; i-- {
 		blk, l, x := &s.blocks[i], &a.layers[i], a.res[i]
+		rows, dx := N, a.dx // the rows the forward pass's row-wise part ran on
+		if a.clsOnly && i == len(s.blocks)-1 {
+			gatherCLS(a.clsDx, a.dx, B, L, d)
+			rows, dx = B, a.clsDx
+		}
 
 		// MLP branch: dx is dLoss/d(h + DropPath(MLP(RMSNorm(h)))).
-		dBranch := a.branchGrad(l.dp2, B, L, d)
-		nn.LinearBackward(a.dAct, blk.w2.w.G, nil, dBranch, l.act, blk.w2.w.W, N, f, d, false)
+		dBranch := a.branchGrad(dx, l.dp2, B, rows/B, d)
+		nn.LinearBackward(a.dAct, blk.w2.w.G, nil, dBranch, l.act, blk.w2.w.W, rows, f, d, false)
 		if len(l.hidMask) > 0 {
-			nn.DropoutForward(a.dAct, a.dAct, l.hidMask)
+			nn.DropoutForward(a.dAct[:rows*f], a.dAct, l.hidMask)
 		}
-		nn.SiLUBackward(a.dPre, a.dAct, l.pre, N*f)
-		nn.LinearBackward(a.dNorm, blk.w1.w.G, nil, a.dPre, l.norm2, blk.w1.w.W, N, d, f, false)
-		nn.RMSNormBackward(a.dx, blk.ffnNorm.G, a.dNorm, l.h, blk.ffnNorm.W, l.rstd2, N, d, true)
+		nn.SiLUBackward(a.dPre, a.dAct, l.pre, rows*f)
+		nn.LinearBackward(a.dNorm, blk.w1.w.G, nil, a.dPre, l.norm2, blk.w1.w.W, rows, d, f, false)
+		nn.RMSNormBackward(dx, blk.ffnNorm.G, a.dNorm, l.h, blk.ffnNorm.W, l.rstd2, rows, d, true)
 
 		// Attention branch: dx is now dLoss/dh.
-		dBranch = a.branchGrad(l.dp1, B, L, d)
-		nn.LinearBackward(a.dMerged, blk.wo.w.G, nil, dBranch, l.merged, blk.wo.w.W, N, d, d, false)
+		dBranch = a.branchGrad(dx, l.dp1, B, rows/B, d)
+		if rows == N {
+			nn.LinearBackward(a.dMerged, blk.wo.w.G, nil, dBranch, l.merged, blk.wo.w.W, N, d, d, false)
+		} else {
+			// Only the [CLS] rows of h and of the attention output had
+			// gradients: spread them back into zero-filled full tensors.
+			nn.LinearBackward(a.clsDMerged, blk.wo.w.G, nil, dBranch, a.clsMerged, blk.wo.w.W, B, d, d, false)
+			clear(a.dMerged[:N*d])
+			scatterCLS(a.dMerged, a.clsDMerged, B, L, d)
+			clear(a.dx[:N*d])
+			scatterCLS(a.dx, a.clsDx, B, L, d)
+		}
 		nn.SplitHeads(a.dAttn, a.dMerged, B, L, H, hd)
 		nn.AttentionBackward(a.dq, a.dk, a.dv, a.dScores, a.dAttn, l.q, l.k, l.v, l.prob, l.probDrop, nilIfEmpty(l.attnMask), B, H, L, hd)
 		if a.rot != nil && a.dAngles != nil { // learned angles (SIREN-RoPE)
@@ -246,14 +284,28 @@ func (s *stack[T]) backward(a *stackActs[T]) {
 }
 
 // branchGrad is dLoss/d(branch) for a residual branch with drop-path
-// scales dp: a.dx itself when the path is never dropped (no copy), else
-// dp[b]·dx in a.dBranch.
-func (a *stackActs[T]) branchGrad(dp []T, B, L, d int) []T {
+// scales dp, given dx [B,L,d]: dx itself when the path is never dropped
+// (no copy), else dp[b]·dx in a.dBranch.
+func (a *stackActs[T]) branchGrad(dx, dp []T, B, L, d int) []T {
 	if len(dp) == 0 {
-		return a.dx
+		return dx
 	}
-	nn.ScaleRows(a.dBranch, a.dx, dp, B, L, d)
+	nn.ScaleRows(a.dBranch, dx, dp, B, L, d)
 	return a.dBranch
+}
+
+// gatherCLS copies row 0 of each of B samples of L rows of src into dst
+// [B, d]; scatterCLS is its inverse.
+func gatherCLS[T any](dst, src []T, B, L, d int) {
+	for b := range B {
+		copy(dst[b*d:(b+1)*d], src[b*L*d:])
+	}
+}
+
+func scatterCLS[T any](dst, src []T, B, L, d int) {
+	for b := range B {
+		copy(dst[b*L*d:b*L*d+d], src[b*d:])
+	}
 }
 
 // fusedQKV returns wq|wk|wv (grad: their gradients) as one [3d, d]
