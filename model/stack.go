@@ -44,9 +44,9 @@ type layerActs[T tensor.Float] struct {
 // activations instead of depth blocks' (12× less memory for RoMAE-tiny,
 // and what it touches stays warmer in cache).
 type stackActs[T tensor.Float] struct {
-	B, L   int
-	train  bool
-	res    [][]T
+	B, L  int
+	train bool
+	res   [][]T
 	// clsOnly: the caller reads only each sample's row 0 (the [CLS]
 	// token) of the output, so the last block runs its output projection
 	// and MLP on those B rows alone (its attention still reads every key);
@@ -55,8 +55,8 @@ type stackActs[T tensor.Float] struct {
 	clsOnly bool
 	// The last block's [CLS] rows when clsOnly, [B, d].
 	clsX, clsMerged, clsOut, clsDx, clsDMerged []T
-	layers []layerActs[T]
-	rot    *rope.Table[T] // nil: no rotation (absolute positions)
+	layers                                     []layerActs[T]
+	rot                                        *rope.Table[T] // nil: no rotation (absolute positions)
 	// dAngles [B·L, D·R], when set, accumulates dLoss/d(rotation angle)
 	// over all blocks: learned-angle modes (SIREN-RoPE) back-propagate it
 	// into the network that produced the angles.

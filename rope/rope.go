@@ -211,6 +211,10 @@ func (t *Table[T]) rotateHead(x []T, i int, inverse bool) {
 		sl := x[ax*l.AxisDim : (ax+1)*l.AxisDim]
 		c, s := cs[ax*l.R:(ax+1)*l.R], sn[ax*l.R:(ax+1)*l.R]
 		x1, x2 := sl[:l.R], sl[half:half+l.R]
+		if x32, ok := any(x1).([]float32); ok {
+			tensor.RotatePairs32(x32, any(x2).([]float32), any(c).([]float32), any(s).([]float32), inverse)
+			continue
+		}
 		if inverse {
 			for j := range c {
 				a, b := x1[j], x2[j]

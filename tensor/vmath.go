@@ -212,5 +212,26 @@ func AddScaled32(out, x, y []float32, s float32) {
 	}
 }
 
+// RotatePairs32 rotates the pairs (x1[j], x2[j]) by the angles whose
+// cosines and sines are c[j], s[j] (by minus those angles when inverse),
+// in place: RoPE's rotate-half on one axis of one head.
+func RotatePairs32(x1, x2, c, s []float32, inverse bool) {
+	n := len(c)
+	x1, x2, s = x1[:n], x2[:n], s[:n]
+	if inverse {
+		i := rotateVec(x1, x2, c, s, -1)
+		for ; i < n; i++ {
+			a, b := x1[i], x2[i]
+			x1[i], x2[i] = a*c[i]+b*s[i], b*c[i]-a*s[i]
+		}
+		return
+	}
+	i := rotateVec(x1, x2, c, s, 1)
+	for ; i < n; i++ {
+		a, b := x1[i], x2[i]
+		x1[i], x2[i] = a*c[i]-b*s[i], b*c[i]+a*s[i]
+	}
+}
+
 // Add32 is dst += src.
 func Add32(dst, src []float32) { addTo(dst, src) }

@@ -203,6 +203,23 @@ func scaleMulVec(y, x, g []float32, s float32) int {
 	return i
 }
 
+// rotateVec rotates all n pairs (a short last group through masked loads
+// and stores: RoPE axes rotate ~11 pairs); sign −1 rotates backwards.
+func rotateVec(x1, x2, c, s []float32, sign float32) int {
+	if !hasAVX512 {
+		return 0
+	}
+	n, vsg := len(c), bc(sign)
+	for i := 0; i < n; i += 16 {
+		e := min(i+16, n)
+		a, b := archsimd.LoadFloat32x16SlicePart(x1[i:e]), archsimd.LoadFloat32x16SlicePart(x2[i:e])
+		vc, vs := archsimd.LoadFloat32x16SlicePart(c[i:e]), archsimd.LoadFloat32x16SlicePart(s[i:e]).Mul(vsg)
+		a.Mul(vc).Sub(b.Mul(vs)).StoreSlicePart(x1[i:e])
+		a.MulAdd(vs, b.Mul(vc)).StoreSlicePart(x2[i:e])
+	}
+	return n
+}
+
 func addScaledVec(out, x, y []float32, s float32) int {
 	if !hasAVX512 {
 		return 0

@@ -173,3 +173,34 @@ func BenchmarkExp32Slice(b *testing.B) {
 		Exp32Slice(out, in)
 	}
 }
+
+func TestRotatePairs32(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{0, 1, 11, 15, 16, 17, 33} {
+		for _, inverse := range []bool{false, true} {
+			x1, x2, c, s := make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n)
+			for i := range n {
+				x1[i], x2[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64())
+				th := rng.Float64() * 6
+				c[i], s[i] = float32(math.Cos(th)), float32(math.Sin(th))
+			}
+			// Guard cells after each slice must survive the masked stores.
+			buf1, buf2 := append(append([]float32(nil), x1...), 7), append(append([]float32(nil), x2...), 9)
+			RotatePairs32(buf1[:n], buf2[:n], c, s, inverse)
+			sg := 1.0
+			if inverse {
+				sg = -1
+			}
+			for i := range n {
+				a, b, ci, si := float64(x1[i]), float64(x2[i]), float64(c[i]), sg*float64(s[i])
+				w1, w2 := a*ci-b*si, b*ci+a*si
+				if math.Abs(float64(buf1[i])-w1) > 1e-6 || math.Abs(float64(buf2[i])-w2) > 1e-6 {
+					t.Fatalf("n %d inverse %v pair %d: got (%v, %v), want (%v, %v)", n, inverse, i, buf1[i], buf2[i], w1, w2)
+				}
+			}
+			if buf1[n] != 7 || buf2[n] != 9 {
+				t.Fatalf("n %d: wrote past the slice", n)
+			}
+		}
+	}
+}
