@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what is missing, then runs the whole test suite: once with the
 # default back ends (pure-Go AVX-512/AVX2 GEMM and gonum), once more for the
-# packages that use the OpenBLAS back end through cgo.
+# packages that use the OpenBLAS back end through cgo, and once for the
+# numeric packages in the portable build (no GOEXPERIMENT=simd: gonum and
+# scalar float32 paths only).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -9,3 +11,5 @@ export GOEXPERIMENT=simd
 go vet ./...
 go test -count=1 ./...
 go test -count=1 -tags openblas ./tensor/ ./model/
+GOEXPERIMENT= go vet ./...
+GOEXPERIMENT= go test -count=1 ./tensor/... ./nn/ ./rope/ ./model/
