@@ -9,7 +9,6 @@ import (
 	"sort"
 
 	"romae/audio"
-	"romae/eval"
 	"romae/internal/figure"
 	"romae/model"
 	"romae/train"
@@ -139,22 +138,11 @@ func runAudio(ctx context.Context, o *Options, r *Result) error {
 		tc.Optimizer, tc.LR, tc.BatchSize, tc.Seed, tc.MaskRatio = "adamw", 1e-3, 16, uint64(seed), 0.75
 		tc.Epochs = pick(o, 4, 40, 200)
 		tc.EvalEvery = tc.Epochs
-		tag := fmt.Sprintf("seed%d", seed)
-		if _, err := fit(ctx, o, tag+"-pretrain", pm, tc, tr, nil, nil); err != nil {
-			return err
-		}
-		fm, err := classifierFrom(c, pm, len(tr.Classes), uint64(seed))
-		if err != nil {
-			return err
-		}
 		ft := train.DefaultConfig()
 		ft.Optimizer, ft.LR, ft.BatchSize, ft.Seed, ft.LabelSmoothing = "adamw", pick(o, 3e-3, 5e-4, 5e-4), 16, uint64(seed), 0.1
 		ft.Epochs = pick(o, 25, 40, 50)
 		ft.EvalEvery = ft.Epochs
-		if _, err := fit(ctx, o, tag+"-finetune", fm, ft, tr, nil, nil); err != nil {
-			return err
-		}
-		met, err := eval.Evaluate(fm, fm.NewWorkspace(), te, eval.Options{BatchSize: 64})
+		met, err := pretrainFinetune(ctx, o, fmt.Sprintf("seed%d", seed), c, pm, tc, ft, tr, te, 64)
 		if err != nil {
 			return err
 		}

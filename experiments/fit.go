@@ -51,6 +51,26 @@ func classifierFrom(pre model.Config, pm *model.Model[float32], classes int, see
 	return fm, fm.TransferEncoder(pm)
 }
 
+// pretrainFinetune is the pre-train-then-fine-tune protocol: pre-train pm
+// with tc, fine-tune a classifierFrom(c, pm) with ft (both on tr; the
+// classifier's initial head is seeded with ft.Seed), and return the
+// fine-tuned model's metrics on te (last epoch's weights: no model
+// selection on the test set).
+func pretrainFinetune(ctx context.Context, o *Options, tag string, c model.Config, pm *model.Model[float32],
+	tc, ft train.Config, tr, te *data.Dataset, evalBatch int) (eval.Metrics, error) {
+	if _, err := fit(ctx, o, tag+"-pretrain", pm, tc, tr, nil, nil); err != nil {
+		return eval.Metrics{}, err
+	}
+	fm, err := classifierFrom(c, pm, len(tr.Classes), ft.Seed)
+	if err != nil {
+		return eval.Metrics{}, err
+	}
+	if _, err := fit(ctx, o, tag+"-finetune", fm, ft, tr, nil, nil); err != nil {
+		return eval.Metrics{}, err
+	}
+	return eval.Evaluate(fm, fm.NewWorkspace(), te, eval.Options{BatchSize: evalBatch})
+}
+
 // interpolationMSE predicts every hidden token from the observed ones and
 // returns the MSE against the hidden values (per value, over all tokens)
 // and the per-sample predictions.

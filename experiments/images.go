@@ -10,7 +10,6 @@ import (
 
 	"romae/data"
 	"romae/datasets"
-	"romae/eval"
 	"romae/internal/figure"
 	"romae/model"
 	"romae/train"
@@ -117,24 +116,13 @@ func runImages(ctx context.Context, o *Options, r *Result) error {
 			tc.Optimizer, tc.LR, tc.BatchSize, tc.Seed, tc.MaskRatio = "adamw", 1e-3, 64, uint64(seed), 0.75
 			tc.Epochs = pick(o, 3, 4, 200)
 			tc.EvalEvery = tc.Epochs
-			tag := fmt.Sprintf("setting%d-seed%d", si, seed)
-			if _, err := fit(ctx, o, tag+"-pretrain", pm, tc, tr, nil, nil); err != nil {
-				return err
-			}
 			// Fine-tuning: every encoder weight is trained (full fine-tuning),
 			// AdamW lr 5e-4 (1e-3 for the short quick schedule, 3e-3 for tiny), wd 0.05, label smoothing 0.1, head dropout 0.1.
-			fm, err := classifierFrom(c, pm, len(tr.Classes), uint64(seed))
-			if err != nil {
-				return err
-			}
 			ft := train.DefaultConfig()
 			ft.Optimizer, ft.LR, ft.BatchSize, ft.Seed, ft.LabelSmoothing = "adamw", pick(o, 3e-3, 1e-3, 5e-4), 64, uint64(seed), 0.1
 			ft.Epochs = pick(o, 8, 4, 15)
 			ft.EvalEvery = ft.Epochs
-			if _, err := fit(ctx, o, tag+"-finetune", fm, ft, tr, nil, nil); err != nil {
-				return err
-			}
-			met, err := eval.Evaluate(fm, fm.NewWorkspace(), te, eval.Options{BatchSize: 256})
+			met, err := pretrainFinetune(ctx, o, fmt.Sprintf("setting%d-seed%d", si, seed), c, pm, tc, ft, tr, te, 256)
 			if err != nil {
 				return err
 			}

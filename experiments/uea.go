@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"romae/data"
-	"romae/eval"
 	"romae/model"
 	"romae/train"
 )
@@ -67,24 +66,14 @@ func runUEA(ctx context.Context, o *Options, r *Result) error {
 		tc.Optimizer, tc.LR, tc.BatchSize, tc.Seed, tc.MaskRatio = "adamw", pick(o, 1e-3, 1e-3, 3e-4), pick(o, 8, 16, 64), uint64(seed), 0.5
 		tc.Epochs = pick(o, 3, 60, 400)
 		tc.EvalEvery = tc.Epochs
-		if _, err := fit(ctx, o, fmt.Sprintf("%s-pretrain-seed%d", name, seed), pm, tc, tr, nil, nil); err != nil {
-			return err
-		}
 		// Fine-tuning: SGD momentum 0.9 (per-dataset settings are not in
 		// PAPER.md; these are romae's).
 		c.Pool = model.PoolCLS
-		fm, err := classifierFrom(c, pm, len(tr.Classes), uint64(seed))
-		if err != nil {
-			return err
-		}
 		ft := train.DefaultConfig()
 		ft.Optimizer, ft.LR, ft.BatchSize, ft.Seed, ft.WeightDecay = "sgd", 0.01, 8, uint64(seed), 1e-4
 		ft.Epochs, ft.WarmupFrac, ft.LabelSmoothing = pick(o, 15, 40, 100), 0.1, 0.1
 		ft.EvalEvery = ft.Epochs
-		if _, err := fit(ctx, o, fmt.Sprintf("%s-finetune-seed%d", name, seed), fm, ft, tr, nil, nil); err != nil {
-			return err
-		}
-		met, err := eval.Evaluate(fm, fm.NewWorkspace(), te, eval.Options{BatchSize: 32})
+		met, err := pretrainFinetune(ctx, o, fmt.Sprintf("%s-seed%d", name, seed), c, pm, tc, ft, tr, te, 32)
 		if err != nil {
 			return err
 		}
