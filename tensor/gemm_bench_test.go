@@ -35,34 +35,44 @@ func BenchmarkSgemm(b *testing.B) {
 		for _, sh := range benchShapes {
 			b.Run(fmt.Sprintf("%s/%s", be.Name(), sh.name), func(b *testing.B) {
 				SetBackend(be.Name())
-				lda, ldb := sh.k, sh.n
-				if sh.transA {
-					lda = sh.m
-				}
-				if sh.transB {
-					ldb = sh.k
-				}
-				sa, sb, sc := sh.m*sh.k, sh.k*sh.n, sh.m*sh.n
-				a := make([]float32, sa*sh.batch)
-				bb := make([]float32, sb*sh.batch)
-				c := make([]float32, sc*sh.batch)
-				for i := range a {
-					a[i] = float32(i%7) * 0.25
-				}
-				for i := range bb {
-					bb[i] = float32(i%5) * 0.5
-				}
-				b.ResetTimer()
-				for range b.N {
-					if sh.batch == 1 {
-						Gemm(sh.transA, sh.transB, sh.m, sh.n, sh.k, 1, a, lda, bb, ldb, 0, c, sh.n)
-					} else {
-						GemmBatched(sh.transA, sh.transB, sh.m, sh.n, sh.k, 1, a, lda, sa, bb, ldb, sb, 0, c, sh.n, sc, sh.batch)
-					}
-				}
-				flops := 2 * float64(sh.m) * float64(sh.n) * float64(sh.k) * float64(sh.batch)
-				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				benchShapeRun(b, sh)
 			})
 		}
 	}
+}
+
+// operands are deterministic operands for sh (batch items side by side)
+// with their leading dimensions and per-item sizes.
+func (sh benchShape) operands() (a, bb, c []float32, lda, ldb, sa, sb, sc int) {
+	lda, ldb = sh.k, sh.n
+	if sh.transA {
+		lda = sh.m
+	}
+	if sh.transB {
+		ldb = sh.k
+	}
+	sa, sb, sc = sh.m*sh.k, sh.k*sh.n, sh.m*sh.n
+	a, bb, c = make([]float32, sa*sh.batch), make([]float32, sb*sh.batch), make([]float32, sc*sh.batch)
+	for i := range a {
+		a[i] = float32(i%7) * 0.25
+	}
+	for i := range bb {
+		bb[i] = float32(i%5) * 0.5
+	}
+	return a, bb, c, lda, ldb, sa, sb, sc
+}
+
+// benchShapeRun times sh on the current back end and reports GFLOP/s.
+func benchShapeRun(b *testing.B, sh benchShape) {
+	a, bb, c, lda, ldb, sa, sb, sc := sh.operands()
+	b.ResetTimer()
+	for range b.N {
+		if sh.batch == 1 {
+			Gemm(sh.transA, sh.transB, sh.m, sh.n, sh.k, 1, a, lda, bb, ldb, 0, c, sh.n)
+		} else {
+			GemmBatched(sh.transA, sh.transB, sh.m, sh.n, sh.k, 1, a, lda, sa, bb, ldb, sb, 0, c, sh.n, sc, sh.batch)
+		}
+	}
+	flops := 2 * float64(sh.m) * float64(sh.n) * float64(sh.k) * float64(sh.batch)
+	b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }

@@ -29,34 +29,6 @@ func BenchmarkSgemmLoopOrder(b *testing.B) {
 	}
 }
 
-func benchShapeRun(b *testing.B, sh benchShape) {
-	lda, ldb := sh.k, sh.n
-	if sh.transA {
-		lda = sh.m
-	}
-	if sh.transB {
-		ldb = sh.k
-	}
-	sa, sb, sc := sh.m*sh.k, sh.k*sh.n, sh.m*sh.n
-	a, bb, c := make([]float32, sa*sh.batch), make([]float32, sb*sh.batch), make([]float32, sc*sh.batch)
-	for i := range a {
-		a[i] = float32(i%7) * 0.25
-	}
-	for i := range bb {
-		bb[i] = float32(i%5) * 0.5
-	}
-	b.ResetTimer()
-	for range b.N {
-		if sh.batch == 1 {
-			Gemm(sh.transA, sh.transB, sh.m, sh.n, sh.k, 1, a, lda, bb, ldb, 0, c, sh.n)
-		} else {
-			GemmBatched(sh.transA, sh.transB, sh.m, sh.n, sh.k, 1, a, lda, sa, bb, ldb, sb, 0, c, sh.n, sc, sh.batch)
-		}
-	}
-	flops := 2 * float64(sh.m) * float64(sh.n) * float64(sh.k) * float64(sh.batch)
-	b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-}
-
 // TestSgemmCPUEfficiency (ROMAE_GEMM_CPU=1) measures single-core GFLOP per
 // second of thread CPU time of the 4×32 archsimd kernel, the 8×32
 // assembly kernel and bf16, twice each, interleaved. CPU time
@@ -75,21 +47,7 @@ func TestSgemmCPUEfficiency(t *testing.T) {
 		return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 	}
 	for _, sh := range benchShapes {
-		lda, ldb := sh.k, sh.n
-		if sh.transA {
-			lda = sh.m
-		}
-		if sh.transB {
-			ldb = sh.k
-		}
-		sa, sb, sc := sh.m*sh.k, sh.k*sh.n, sh.m*sh.n
-		a, bb, c := make([]float32, sa), make([]float32, sb), make([]float32, sc)
-		for i := range a {
-			a[i] = float32(i%7) * 0.25
-		}
-		for i := range bb {
-			bb[i] = float32(i%5) * 0.5
-		}
+		a, bb, c, lda, ldb, _, _, _ := sh.operands()
 		line := sh.name
 		for _, v := range []string{"simd4x32", "asm8x32", "bf16", "simd4x32", "asm8x32", "bf16"} {
 			simdAsmKernel = v != "simd4x32"
