@@ -23,10 +23,11 @@ type stack[T tensor.Float] struct {
 }
 
 // layerActs are one block's saved activations. Shapes with N = B·L rows:
-// d-wide [N,d]; q, k, v, attn [B,H,L,hd]; pre, act [N,ffn]; prob [B,H,L,L];
+// d-wide [N,d]; q, k, v [B,H,L,hd]; pre, act [N,ffn]; prob [B,H,L,L]
+// (training only);
 // rstd [N]; drop-path scales [B].
 type layerActs[T tensor.Float] struct {
-	norm1, rstd1, q, k, v, attn, merged []T
+	norm1, rstd1, q, k, v, merged []T
 	h, norm2, rstd2, pre, act           []T
 	prob, probDrop, attnMask, hidMask   []T
 	dp1, dp2                            []T
@@ -64,7 +65,7 @@ type stackActs[T tensor.Float] struct {
 
 	lin, dx, dBranch, dNorm, dLin, dMerged []T
 	lin3, dLin3                            []T // [N, 3d]: fused q|k|v projection
-	dq, dk, dv, dAttn, dScores             []T
+	dq, dk, dv                             []T
 	dPre, dAct                             []T
 }
 
@@ -88,12 +89,12 @@ func (a *stackActs[T]) resize(s *stack[T], B, L int, train bool) {
 			break
 		}
 		l := &a.layers[i]
-		for _, p := range []*[]T{&l.norm1, &l.q, &l.k, &l.v, &l.attn, &l.merged, &l.h, &l.norm2} {
+		for _, p := range []*[]T{&l.norm1, &l.q, &l.k, &l.v, &l.merged, &l.h, &l.norm2} {
 			*p = grow(*p, nd)
 		}
 		l.rstd1, l.rstd2 = grow(l.rstd1, N), grow(l.rstd2, N)
 		l.pre, l.act = grow(l.pre, nf), grow(l.act, nf)
-		l.prob = grow(l.prob, nll)
+		l.prob = growIf(l.prob, nll, train)
 		// Regularisation buffers are empty (len 0) when not training or
 		// when their rate is 0; layer 0 never drops its path.
 		attn, hid := train && s.attnDrop > 0, train && s.hiddenDrop > 0
@@ -109,11 +110,10 @@ func (a *stackActs[T]) resize(s *stack[T], B, L int, train bool) {
 	if !train {
 		return
 	}
-	for _, p := range []*[]T{&a.dx, &a.dBranch, &a.dNorm, &a.dLin, &a.dMerged, &a.dq, &a.dk, &a.dv, &a.dAttn} {
+	for _, p := range []*[]T{&a.dx, &a.dBranch, &a.dNorm, &a.dLin, &a.dMerged, &a.dq, &a.dk, &a.dv} {
 		*p = grow(*p, nd)
 	}
 	a.dLin3 = grow(a.dLin3, 3*nd)
-	a.dScores = grow(a.dScores, nll)
 	a.dPre, a.dAct = grow(a.dPre, nf), grow(a.dAct, nf)
 }
 
@@ -162,7 +162,9 @@ func (s *stack[T]) forward(a *stackActs[T], keyPad []bool, rng *rand.Rand) {
 				nn.SplitHeadsLD(l.q, a.lin3, 3*d, B, L, H, hd)
 				nn.SplitHeadsLD(l.k, a.lin3[d:], 3*d, B, L, H, hd)
 			}
-			nn.SplitHeadsLD(l.v, a.lin3[2*d:], 3*d, B, L, H, hd)
+			if a.train {
+				nn.SplitHeadsLD(l.v, a.lin3[2*d:], 3*d, B, L, H, hd) // lin3 is reused by the next block
+			}
 		} else {
 			for _, qkv := range []struct {
 				w      linear[T]
@@ -177,8 +179,16 @@ func (s *stack[T]) forward(a *stackActs[T], keyPad []bool, rng *rand.Rand) {
 				}
 			}
 		}
-		nn.AttentionForward(l.attn, l.prob, l.probDrop, l.q, l.k, l.v, keyPad, nilIfEmpty(l.attnMask), B, H, L, hd)
-		nn.MergeHeads(l.merged, l.attn, B, L, H, hd)
+		// Attention writes its output straight into token order.
+		v, prob := nn.HeadMajor(l.v, H, L, hd), l.prob
+		if !a.train {
+			prob = nil // no backward pass: P stays in per-core scratch
+			if fusedQKV(blk, false) != nil {
+				v = nn.TokenMajor(a.lin3[2*d:], 3*d, L, hd) // read in place, no copy
+			}
+		}
+		nn.AttentionForward(nn.TokenMajor(l.merged, d, L, hd), nn.HeadMajor(l.q, H, L, hd), nn.HeadMajor(l.k, H, L, hd), v,
+			prob, l.probDrop, keyPad, nilIfEmpty(l.attnMask), B, H, L, hd)
 
 		// From the output projection on, a block works row by row: on
 		// every row, or on the [CLS] rows alone (see clsOnly).
@@ -246,13 +256,22 @@ func (s *stack[T]) backward(a *stackActs[T]) {
 			clear(a.dx[:N*d])
 			scatterCLS(a.dx, a.clsDx, B, L, d)
 		}
-		nn.SplitHeads(a.dAttn, a.dMerged, B, L, H, hd)
-		nn.AttentionBackward(a.dq, a.dk, a.dv, a.dScores, a.dAttn, l.q, l.k, l.v, l.prob, l.probDrop, nilIfEmpty(l.attnMask), B, H, L, hd)
+		// The attention backward reads dOut from dMerged in token order and,
+		// with a fused q|k|v projection, writes dv into its third of dLin3.
+		w3, g3 := fusedQKV(blk, false), fusedQKV(blk, true)
+		fused := w3 != nil && g3 != nil
+		dv := nn.HeadMajor(a.dv, H, L, hd)
+		if fused {
+			dv = nn.TokenMajor(a.dLin3[2*d:], 3*d, L, hd)
+		}
+		nn.AttentionBackward(nn.HeadMajor(a.dq, H, L, hd), nn.HeadMajor(a.dk, H, L, hd), dv, nn.TokenMajor(a.dMerged, d, L, hd),
+			nn.HeadMajor(l.q, H, L, hd), nn.HeadMajor(l.k, H, L, hd), nn.HeadMajor(l.v, H, L, hd),
+			l.prob, l.probDrop, nilIfEmpty(l.attnMask), B, H, L, hd)
 		if a.rot != nil && a.dAngles != nil { // learned angles (SIREN-RoPE)
 			a.rot.AngleGrad(a.dAngles, l.q, a.dq, B, L, H)
 			a.rot.AngleGrad(a.dAngles, l.k, a.dk, B, L, H)
 		}
-		if w3, g3 := fusedQKV(blk, false), fusedQKV(blk, true); w3 != nil && g3 != nil {
+		if fused {
 			// The fused q|k|v projection's backward: merge the three head
 			// gradients side by side, then one dW and one dIn product.
 			if a.rot != nil {
@@ -262,7 +281,6 @@ func (s *stack[T]) backward(a *stackActs[T]) {
 				nn.MergeHeadsLD(a.dLin3, a.dq, 3*d, B, L, H, hd)
 				nn.MergeHeadsLD(a.dLin3[d:], a.dk, 3*d, B, L, H, hd)
 			}
-			nn.MergeHeadsLD(a.dLin3[2*d:], a.dv, 3*d, B, L, H, hd)
 			nn.LinearBackward(a.dNorm, g3, nil, a.dLin3, l.norm1, w3, N, d, 3*d, false)
 		} else {
 			for j, g := range []struct {

@@ -22,6 +22,8 @@ func randF32(n int, seed uint64) []float32 {
 	return x
 }
 
+func hm(x []float32) Heads[float32] { return HeadMajor(x, bH, bL, bHD) }
+
 func BenchmarkAttentionForward(b *testing.B) {
 	n := bB * bH * bL * bHD
 	q, k, v, out := randF32(n, 1), randF32(n, 2), randF32(n, 3), make([]float32, n)
@@ -32,19 +34,19 @@ func BenchmarkAttentionForward(b *testing.B) {
 	}
 	b.ResetTimer()
 	for range b.N {
-		AttentionForward(out, prob, nil, q, k, v, pad, nil, bB, bH, bL, bHD)
+		AttentionForward(hm(out), hm(q), hm(k), hm(v), prob, nil, pad, nil, bB, bH, bL, bHD)
 	}
 }
 
 func BenchmarkAttentionBackward(b *testing.B) {
 	n := bB * bH * bL * bHD
 	q, k, v, out, dOut := randF32(n, 1), randF32(n, 2), randF32(n, 3), make([]float32, n), randF32(n, 4)
-	prob, ds := make([]float32, bB*bH*bL*bL), make([]float32, bB*bH*bL*bL)
-	AttentionForward(out, prob, nil, q, k, v, nil, nil, bB, bH, bL, bHD)
+	prob := make([]float32, bB*bH*bL*bL)
+	AttentionForward(hm(out), hm(q), hm(k), hm(v), prob, nil, nil, nil, bB, bH, bL, bHD)
 	dq, dk, dv := make([]float32, n), make([]float32, n), make([]float32, n)
 	b.ResetTimer()
 	for range b.N {
-		AttentionBackward(dq, dk, dv, ds, dOut, q, k, v, prob, nil, nil, bB, bH, bL, bHD)
+		AttentionBackward(hm(dq), hm(dk), hm(dv), hm(dOut), hm(q), hm(k), hm(v), prob, nil, nil, bB, bH, bL, bHD)
 	}
 }
 
@@ -53,8 +55,12 @@ func BenchmarkSoftmaxRows(b *testing.B) {
 	s := randF32(bB*bH*bL*bL, 5)
 	pad := make([]bool, bB*bL)
 	b.Run("float32", func(b *testing.B) {
+		bias, keep, release := padVectors32[float32](pad, bB*bL)
+		defer release()
 		for range b.N {
-			softmaxRows32(s, pad, bB, bH, bL)
+			for bh := range bB * bH {
+				softmaxMatrix(s[bh*bL*bL:(bh+1)*bL*bL], pad, bias, keep, bh/bH, bL)
+			}
 		}
 	})
 }

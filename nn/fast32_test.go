@@ -58,10 +58,12 @@ func TestFloat32PathsMatchFloat64(t *testing.T) {
 				mask32, pd32 = to32(mask64), make([]float32, B*H*L*L)
 			}
 			out64, prob64 := make([]float64, n), make([]float64, B*H*L*L)
-			AttentionForward(out64, prob64, pd64, q, k, v, pad, mask64, B, H, L, hd)
+			h64 := func(x []float64) Heads[float64] { return HeadMajor(x, H, L, hd) }
+			h32 := func(x []float32) Heads[float32] { return HeadMajor(x, H, L, hd) }
+			AttentionForward(h64(out64), h64(q), h64(k), h64(v), prob64, pd64, pad, mask64, B, H, L, hd)
 			q32, k32, v32, r32 := to32(q), to32(k), to32(v), to32(r)
 			out32, prob32 := make([]float32, n), make([]float32, B*H*L*L)
-			AttentionForward(out32, prob32, pd32, q32, k32, v32, pad, mask32, B, H, L, hd)
+			AttentionForward(h32(out32), h32(q32), h32(k32), h32(v32), prob32, pd32, pad, mask32, B, H, L, hd)
 			close32(t, "out", out32, out64, 1e-5)
 			close32(t, "prob", prob32, prob64, 1e-5)
 			for i := range prob32 {
@@ -69,10 +71,10 @@ func TestFloat32PathsMatchFloat64(t *testing.T) {
 					t.Fatalf("padded key has probability %v", prob32[i])
 				}
 			}
-			dq, dk, dv, ds := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, B*H*L*L)
-			AttentionBackward(dq, dk, dv, ds, r, q, k, v, prob64, pd64, mask64, B, H, L, hd)
-			dq32, dk32, dv32, ds32 := make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, B*H*L*L)
-			AttentionBackward(dq32, dk32, dv32, ds32, r32, q32, k32, v32, prob32, pd32, mask32, B, H, L, hd)
+			dq, dk, dv := make([]float64, n), make([]float64, n), make([]float64, n)
+			AttentionBackward(h64(dq), h64(dk), h64(dv), h64(r), h64(q), h64(k), h64(v), prob64, pd64, mask64, B, H, L, hd)
+			dq32, dk32, dv32 := make([]float32, n), make([]float32, n), make([]float32, n)
+			AttentionBackward(h32(dq32), h32(dk32), h32(dv32), h32(r32), h32(q32), h32(k32), h32(v32), prob32, pd32, mask32, B, H, L, hd)
 			close32(t, "dq", dq32, dq, 1e-5)
 			close32(t, "dk", dk32, dk, 1e-5)
 			close32(t, "dv", dv32, dv, 1e-5)

@@ -90,6 +90,7 @@ func siluCase() (map[string][2][]float64, func() float64) {
 
 func attentionCase(pad, dropout bool) (map[string][2][]float64, func() float64) {
 	B, H, L, hd := 2, 2, 5, 4
+	hm := func(x []float64) Heads[float64] { return HeadMajor(x, H, L, hd) }
 	q, k, v := gradcheck.Rand(B*H*L*hd, 1), gradcheck.Rand(B*H*L*hd, 2), gradcheck.Rand(B*H*L*hd, 3)
 	r := gradcheck.Rand(B*H*L*hd, 4)
 	var keyPad []bool
@@ -104,12 +105,12 @@ func attentionCase(pad, dropout bool) (map[string][2][]float64, func() float64) 
 	}
 	out, prob := make([]float64, B*H*L*hd), make([]float64, B*H*L*L)
 	loss := func() float64 {
-		AttentionForward(out, prob, probDrop, q, k, v, keyPad, mask, B, H, L, hd)
+		AttentionForward(hm(out), hm(q), hm(k), hm(v), prob, probDrop, keyPad, mask, B, H, L, hd)
 		return gradcheck.Dot(out, r)
 	}
 	loss()
-	dq, dk, dv, ds := make([]float64, len(q)), make([]float64, len(k)), make([]float64, len(v)), make([]float64, B*H*L*L)
-	AttentionBackward(dq, dk, dv, ds, r, q, k, v, prob, probDrop, mask, B, H, L, hd)
+	dq, dk, dv := make([]float64, len(q)), make([]float64, len(k)), make([]float64, len(v))
+	AttentionBackward(hm(dq), hm(dk), hm(dv), hm(r), hm(q), hm(k), hm(v), prob, probDrop, mask, B, H, L, hd)
 	return map[string][2][]float64{"q": {q, dq}, "k": {k, dk}, "v": {v, dv}}, loss
 }
 
@@ -185,6 +186,82 @@ func TestNormalizePatches(t *testing.T) {
 	for _, e := range x[4:] {
 		if e != 0 {
 			t.Errorf("constant patch normalises to %v, want 0", e)
+		}
+	}
+}
+
+// Attention through token-major views (rows of a wider [B·L, ld] tensor,
+// as the model passes a fused q|k|v output and its merged output) and
+// without a kept prob (evaluation) must give what head-major contiguous
+// tensors give.
+func TestAttentionViews(t *testing.T) {
+	B, H, L, hd := 3, 2, 7, 4
+	d, ld := H*hd, 3*H*hd+1
+	for _, tc := range []struct {
+		name      string
+		pad, drop bool
+	}{{"plain", false, false}, {"pad+dropout", true, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			wide := gradcheck.Rand(B*L*ld, 1) // q | k | v | spare column per row
+			q, k, v := make([]float64, B*H*L*hd), make([]float64, B*H*L*hd), make([]float64, B*H*L*hd)
+			SplitHeadsLD(q, wide, ld, B, L, H, hd)
+			SplitHeadsLD(k, wide[d:], ld, B, L, H, hd)
+			SplitHeadsLD(v, wide[2*d:], ld, B, L, H, hd)
+			var keyPad []bool
+			var mask, pdHM, pdTM []float64
+			if tc.pad {
+				keyPad = make([]bool, B*L)
+				keyPad[5], keyPad[6], keyPad[L+2] = true, true, true
+			}
+			if tc.drop {
+				mask = make([]float64, B*H*L*L)
+				DropoutMask(mask, 0.3, rand.New(rand.NewPCG(3, 4)))
+				pdHM, pdTM = make([]float64, len(mask)), make([]float64, len(mask))
+			}
+			hm := func(x []float64) Heads[float64] { return HeadMajor(x, H, L, hd) }
+			tm := func(x []float64) Heads[float64] { return TokenMajor(x, ld, L, hd) }
+
+			outHM, probHM := make([]float64, B*H*L*hd), make([]float64, B*H*L*L)
+			AttentionForward(hm(outHM), hm(q), hm(k), hm(v), probHM, pdHM, keyPad, mask, B, H, L, hd)
+			merged := make([]float64, B*L*d)
+			MergeHeads(merged, outHM, B, L, H, hd)
+
+			outTM, probTM := make([]float64, B*L*ld), make([]float64, B*H*L*L)
+			AttentionForward(tm(outTM), tm(wide), tm(wide[d:]), tm(wide[2*d:]), probTM, pdTM, keyPad, mask, B, H, L, hd)
+			gotMerged := make([]float64, B*L*d)
+			for r := range B * L {
+				copy(gotMerged[r*d:(r+1)*d], outTM[r*ld:])
+			}
+			closeAll(t, "out (token-major)", gotMerged, merged)
+			closeAll(t, "prob (token-major)", probTM, probHM)
+			if !tc.drop {
+				outEval := make([]float64, B*H*L*hd)
+				AttentionForward(hm(outEval), hm(q), hm(k), hm(v), nil, nil, keyPad, nil, B, H, L, hd)
+				closeAll(t, "out (no prob kept)", outEval, outHM)
+			}
+
+			dOut := gradcheck.Rand(B*L*d, 2)
+			dOutHM := make([]float64, B*H*L*hd)
+			SplitHeads(dOutHM, dOut, B, L, H, hd)
+			dq, dk, dv := make([]float64, len(q)), make([]float64, len(k)), make([]float64, len(v))
+			AttentionBackward(hm(dq), hm(dk), hm(dv), hm(dOutHM), hm(q), hm(k), hm(v), probHM, pdHM, mask, B, H, L, hd)
+			dWide := make([]float64, B*L*ld)
+			AttentionBackward(tm(dWide), tm(dWide[d:]), tm(dWide[2*d:]), TokenMajor(dOut, d, L, hd), tm(wide), tm(wide[d:]), tm(wide[2*d:]),
+				probTM, pdTM, mask, B, H, L, hd)
+			for i, want := range [][]float64{dq, dk, dv} {
+				got := make([]float64, B*H*L*hd)
+				SplitHeadsLD(got, dWide[i*d:], ld, B, L, H, hd)
+				closeAll(t, []string{"dq", "dk", "dv"}[i]+" (token-major)", got, want)
+			}
+		})
+	}
+}
+
+func closeAll(t *testing.T, what string, got, want []float64) {
+	t.Helper()
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > 1e-12*math.Max(1, math.Abs(want[i])) {
+			t.Fatalf("%s[%d] = %v, want %v", what, i, got[i], want[i])
 		}
 	}
 }

@@ -63,6 +63,12 @@ type batchedBackend interface {
 	sgemmBatched(transA, transB bool, m, n, k int, alpha float32, a []float32, lda, strideA int, b []float32, ldb, strideB int, beta float32, c []float32, ldc, strideC int, batch int)
 }
 
+// serialBackend is implemented by back ends that can run a product on the
+// calling goroutine only (GemmSerial); the others get Sgemm.
+type serialBackend interface {
+	sgemmSerial(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int)
+}
+
 type registered struct {
 	b    Backend
 	rank int // lower is preferred
@@ -143,6 +149,32 @@ func Gemm[T Float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b 
 	if is32[T]() {
 		a32, b32, c32 := as32(a), as32(b), as32(c)
 		f32Backend().Sgemm(transA, transB, m, n, k, float32(alpha), a32, lda, b32, ldb, float32(beta), c32, ldc)
+		return
+	}
+	dgemm(transA, transB, m, n, k, float64(alpha), as64(a), lda, as64(b), ldb, float64(beta), as64(c), ldc)
+}
+
+// GemmSerial is Gemm on the calling goroutine alone, for callers that
+// already spread independent products over the cores (fused attention
+// runs one (sample, head) per task), where a product that split itself
+// would only add hand-offs.
+func GemmSerial[T Float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	checkGemm("GemmSerial", transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc)
+	if m == 0 || n == 0 {
+		return
+	}
+	if k == 0 || alpha == 0 {
+		scaleC(m, n, beta, c, ldc)
+		return
+	}
+	if is32[T]() {
+		a32, b32, c32 := as32(a), as32(b), as32(c)
+		be := f32Backend()
+		if sb, ok := be.(serialBackend); ok {
+			sb.sgemmSerial(transA, transB, m, n, k, float32(alpha), a32, lda, b32, ldb, float32(beta), c32, ldc)
+			return
+		}
+		be.Sgemm(transA, transB, m, n, k, float32(alpha), a32, lda, b32, ldb, float32(beta), c32, ldc)
 		return
 	}
 	dgemm(transA, transB, m, n, k, float64(alpha), as64(a), lda, as64(b), ldb, float64(beta), as64(c), ldc)

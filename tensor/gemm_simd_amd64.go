@@ -117,6 +117,11 @@ func (s *simdBackend) sgemmBatched(transA, transB bool, m, n, k int, alpha float
 	})
 }
 
+// sgemmSerial is GemmSerial's entry: the single-core product.
+func (s *simdBackend) sgemmSerial(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	s.serial(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
 // packBufs recycles B-panel buffers. A channel rather than sync.Pool so a GC
 // cycle does not throw them away: steady-state training allocates nothing.
 var packBufs = make(chan *[]float32, 16)
