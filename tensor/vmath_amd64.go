@@ -62,76 +62,108 @@ func siluGradVec(dIn, dOut, in []float32) int {
 }
 
 func scaleVec(x []float32, a float32) {
-	i := 0
-	if hasAVX512 {
-		va := archsimd.BroadcastFloat32x16(a)
-		for ; i+16 <= len(x); i += 16 {
-			archsimd.LoadFloat32x16Slice(x[i:]).Mul(va).StoreSlice(x[i:])
-		}
+	if !hasAVX512 {
+		scaleTail(x, a)
+		return
 	}
-	scaleTail(x[i:], a)
+	va := archsimd.BroadcastFloat32x16(a)
+	i := 0
+	for ; i+16 <= len(x); i += 16 {
+		archsimd.LoadFloat32x16Slice(x[i:]).Mul(va).StoreSlice(x[i:])
+	}
+	if i < len(x) {
+		archsimd.LoadFloat32x16SlicePart(x[i:]).Mul(va).StoreSlicePart(x[i:])
+	}
 }
+
+// laneTail[16−n:32−n] loads as n lanes of 0 then 16−n lanes of −Inf;
+// laneKeep[16−n:32−n] as n ones then zeros. They turn the zero-filled
+// lanes of a masked tail load into neutral elements (of max, of a sum),
+// so attention rows (201 keys = 12·16 + 9) have no scalar tail.
+var laneTail, laneKeep = func() (t, k [32]float32) {
+	for i := 16; i < 32; i++ {
+		t[i] = float32(math.Inf(-1))
+	}
+	for i := range 16 {
+		k[i] = 1
+	}
+	return
+}()
 
 func softmaxMax(s []float32, scale float32, bias []float32) float32 {
 	mx := float32(math.Inf(-1))
-	j := 0
-	if hasAVX512 && len(s) >= 16 {
-		vs := archsimd.BroadcastFloat32x16(scale)
-		vm := archsimd.BroadcastFloat32x16(mx)
-		for ; j+16 <= len(s); j += 16 {
-			v := archsimd.LoadFloat32x16Slice(s[j:]).Mul(vs)
+	if !hasAVX512 {
+		for j, v := range s {
+			v *= scale
 			if bias != nil {
-				v = v.Add(archsimd.LoadFloat32x16Slice(bias[j:]))
+				v += bias[j]
 			}
-			vm = vm.Max(v)
-		}
-		var t [16]float32
-		vm.Store(&t)
-		for _, v := range t {
 			mx = max(mx, v)
 		}
+		return mx
 	}
-	for ; j < len(s); j++ {
-		v := s[j] * scale
+	vs := archsimd.BroadcastFloat32x16(scale)
+	vm := archsimd.BroadcastFloat32x16(mx)
+	j := 0
+	for ; j+16 <= len(s); j += 16 {
+		v := archsimd.LoadFloat32x16Slice(s[j:]).Mul(vs)
 		if bias != nil {
-			v += bias[j]
+			v = v.Add(archsimd.LoadFloat32x16Slice(bias[j:]))
 		}
+		vm = vm.Max(v)
+	}
+	if n := len(s) - j; n > 0 {
+		v := archsimd.LoadFloat32x16SlicePart(s[j:]).Mul(vs).Add(archsimd.LoadFloat32x16Slice(laneTail[16-n:]))
+		if bias != nil {
+			v = v.Add(archsimd.LoadFloat32x16SlicePart(bias[j:len(s)]))
+		}
+		vm = vm.Max(v)
+	}
+	var t [16]float32
+	vm.Store(&t)
+	for _, v := range t {
 		mx = max(mx, v)
 	}
 	return mx
 }
 
 func softmaxExp(s []float32, scale, mx float32, bias, keep []float32) float32 {
-	var sum float32
-	j := 0
-	if hasAVX512 && len(s) >= 16 {
-		vs, vmx := archsimd.BroadcastFloat32x16(scale), archsimd.BroadcastFloat32x16(-mx)
-		acc := archsimd.BroadcastFloat32x16(0)
-		for ; j+16 <= len(s); j += 16 {
-			e := exp16(archsimd.LoadFloat32x16Slice(s[j:]).MulAdd(vs, vmx))
-			if keep != nil {
-				e = e.Mul(archsimd.LoadFloat32x16Slice(keep[j:]))
+	if !hasAVX512 {
+		var sum float32
+		for j, v := range s {
+			v = v*scale - mx
+			if keep != nil && keep[j] == 0 {
+				s[j] = 0
+				continue
 			}
-			e.StoreSlice(s[j:])
-			acc = acc.Add(e)
+			e := Exp32(v)
+			s[j] = e
+			sum += e
 		}
-		var t [16]float32
-		acc.Store(&t)
-		for _, v := range t {
-			sum += v
-		}
+		return sum
 	}
-	for ; j < len(s); j++ {
-		v := s[j]*scale - mx
-		if keep != nil && keep[j] == 0 {
-			s[j] = 0
-			continue
+	vs, vmx := archsimd.BroadcastFloat32x16(scale), archsimd.BroadcastFloat32x16(-mx)
+	acc := archsimd.BroadcastFloat32x16(0)
+	j := 0
+	for ; j+16 <= len(s); j += 16 {
+		e := exp16(archsimd.LoadFloat32x16Slice(s[j:]).MulAdd(vs, vmx))
+		if keep != nil {
+			e = e.Mul(archsimd.LoadFloat32x16Slice(keep[j:]))
 		}
-		e := Exp32(v)
-		s[j] = e
-		sum += e
+		e.StoreSlice(s[j:])
+		acc = acc.Add(e)
 	}
-	return sum
+	if n := len(s) - j; n > 0 {
+		e := exp16(archsimd.LoadFloat32x16SlicePart(s[j:]).MulAdd(vs, vmx))
+		if keep != nil {
+			e = e.Mul(archsimd.LoadFloat32x16SlicePart(keep[j:len(s)]))
+		} else {
+			e = e.Mul(archsimd.LoadFloat32x16Slice(laneKeep[16-n:]))
+		}
+		e.StoreSlicePart(s[j:])
+		acc = acc.Add(e)
+	}
+	return hsum(acc)
 }
 
 func expVec(out, in []float32) int {
@@ -189,7 +221,10 @@ func dotVec(a, b []float32) (float32, int) {
 	for ; i+16 <= len(a); i += 16 {
 		acc = ld(a[i:]).MulAdd(ld(b[i:]), acc)
 	}
-	return hsum(acc), i
+	if i < len(a) { // masked tail: the zero-filled lanes add nothing
+		acc = archsimd.LoadFloat32x16SlicePart(a[i:]).MulAdd(archsimd.LoadFloat32x16SlicePart(b[i:len(a)]), acc)
+	}
+	return hsum(acc), len(a)
 }
 
 func scaleMulVec(y, x, g []float32, s float32) int {
@@ -265,5 +300,8 @@ func softmaxGradVec(ds, p []float32, dot, scale float32) int {
 	for ; i+16 <= len(ds); i += 16 {
 		ld(p[i:]).Mul(ld(ds[i:]).Sub(vd)).Mul(vs).StoreSlice(ds[i:])
 	}
-	return i
+	if i < len(ds) {
+		archsimd.LoadFloat32x16SlicePart(p[i:len(ds)]).Mul(archsimd.LoadFloat32x16SlicePart(ds[i:]).Sub(vd)).Mul(vs).StoreSlicePart(ds[i:])
+	}
+	return len(ds)
 }

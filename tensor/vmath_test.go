@@ -94,23 +94,30 @@ func TestSiLU32(t *testing.T) {
 
 func TestSoftmaxRow32(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	for _, L := range []int{1, 5, 16, 17, 51, 201} {
+	for _, L := range []int{1, 5, 16, 17, 33, 51, 201} {
 		s := make([]float32, L)
 		bias, keep := make([]float32, L), make([]float32, L)
 		for j := range s {
 			s[j] = float32(rng.NormFloat64() * 5)
+			if L == 17 {
+				s[j] = -20 - float32(j) // all negative: a zero-filled tail lane must not win the max
+			}
 			keep[j] = 1
 			if j%3 == 2 {
 				bias[j], keep[j] = float32(math.Inf(-1)), 0
 			}
 		}
 		for _, masked := range []bool{false, true} {
-			got := append([]float32(nil), s...)
+			got := append(append(make([]float32, 0, L+16), s...), 7) // sentinel past the row
+			got = got[:L]
 			var b, k []float32
 			if masked {
 				b, k = bias, keep
 			}
 			SoftmaxRow32(got, 0.5, b, k)
+			if got[:L+1][L] != 7 {
+				t.Fatalf("L=%d: SoftmaxRow32 wrote past the row", L)
+			}
 			mx := math.Inf(-1)
 			for j, v := range s {
 				if !masked || keep[j] == 1 {
@@ -142,6 +149,43 @@ func TestSoftmaxRow32(t *testing.T) {
 	SoftmaxRow32(s, 1, []float32{inf, inf, inf}, []float32{0, 0, 0})
 	if s[0] != 0 || s[1] != 0 || s[2] != 0 {
 		t.Errorf("all-masked row = %v, want zeros", s)
+	}
+}
+
+// Dot32 and SoftmaxGrad32 at every tail length (masked last group):
+// against float64, and nothing written past the row.
+func TestDotAndSoftmaxGrad32Tails(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for L := 1; L <= 40; L++ {
+		p, ds, mask := make([]float32, L), make([]float32, L+1), make([]float32, L)
+		for j := range p {
+			p[j], ds[j], mask[j] = rng.Float32(), float32(rng.NormFloat64()), float32(j%2)*2
+		}
+		ds[L] = 7
+		var dot float64
+		for j := range p {
+			dot += float64(p[j]) * float64(ds[j])
+		}
+		if got := Dot32(p, ds[:L]); math.Abs(float64(got)-dot) > 1e-5*(1+math.Abs(dot)) {
+			t.Fatalf("L=%d: Dot32 = %v, want %v", L, got, dot)
+		}
+		want := make([]float64, L)
+		var dm float64
+		for j := range p {
+			dm += float64(p[j]) * float64(ds[j]) * float64(mask[j])
+		}
+		for j := range p {
+			want[j] = float64(p[j]) * (float64(ds[j])*float64(mask[j]) - dm) * 0.25
+		}
+		SoftmaxGrad32(ds[:L], p, mask, 0.25)
+		for j := range want {
+			if math.Abs(float64(ds[j])-want[j]) > 1e-5 {
+				t.Fatalf("L=%d: SoftmaxGrad32[%d] = %v, want %v", L, j, ds[j], want[j])
+			}
+		}
+		if ds[L] != 7 {
+			t.Fatalf("L=%d: SoftmaxGrad32 wrote past the row", L)
+		}
 	}
 }
 
