@@ -145,8 +145,10 @@ func AttentionForward[T tensor.Float](out, q, k, v Heads[T], prob, probDrop []T,
 			} else {
 				p = (*scr)[:LL]
 			}
-			tensor.GemmSerial(false, true, L, L, hd, scale, q.at(b, h), q.LD, k.at(b, h), k.LD, 0, p, L)
-			softmaxMatrix(p, keyPad, bias, keep, b, L)
+			// The 1/sqrt(hd) goes into the softmax, not the product's alpha:
+			// the bf16 kernel stores alpha = 1 tiles straight into C.
+			tensor.GemmSerial(false, true, L, L, hd, 1, q.at(b, h), q.LD, k.at(b, h), k.LD, 0, p, L)
+			softmaxMatrix(p, scale, keyPad, bias, keep, b, L)
 			pv := p
 			if dropMask != nil {
 				pv = probDrop[bh*LL : (bh+1)*LL]
@@ -180,9 +182,10 @@ func padVectors32[T tensor.Float](keyPad []bool, n int) (bias, keep []float32, r
 	return bias, keep, func() { putScratch(buf) }
 }
 
-// softmaxMatrix normalises the L rows of sample b's scores p [L,L] in
-// place: the vectorised float32 kernel, or the float64 reference.
-func softmaxMatrix[T tensor.Float](p []T, keyPad []bool, bias, keep []float32, b, L int) {
+// softmaxMatrix replaces the L rows of sample b's scores p [L,L] by
+// softmax(scale·p) in place: the vectorised float32 kernel, or the float64
+// reference.
+func softmaxMatrix[T tensor.Float](p []T, scale T, keyPad []bool, bias, keep []float32, b, L int) {
 	var z T
 	if unsafe.Sizeof(z) == 4 {
 		p32 := as32(p)
@@ -191,7 +194,7 @@ func softmaxMatrix[T tensor.Float](p []T, keyPad []bool, bias, keep []float32, b
 			bs, ks = bias[b*L:(b+1)*L], keep[b*L:(b+1)*L]
 		}
 		for r := range L {
-			tensor.SoftmaxRow32(p32[r*L:(r+1)*L], 1, bs, ks)
+			tensor.SoftmaxRow32(p32[r*L:(r+1)*L], float32(scale), bs, ks)
 		}
 		return
 	}
@@ -200,7 +203,7 @@ func softmaxMatrix[T tensor.Float](p []T, keyPad []bool, bias, keep []float32, b
 		pad = keyPad[b*L : (b+1)*L]
 	}
 	for r := range L {
-		softmaxRow(p[r*L:(r+1)*L], pad)
+		softmaxRow(p[r*L:(r+1)*L], scale, pad)
 	}
 }
 
@@ -243,9 +246,13 @@ func getScratch(n int) *[]float32 {
 
 func putScratch(p *[]float32) { scratch.Put(p) }
 
-// softmaxRow normalises one row of scores in place, giving exactly zero
-// probability to padded keys (and an all-zero row if every key is padding).
-func softmaxRow[T tensor.Float](s []T, pad []bool) {
+// softmaxRow replaces one row of scores s by softmax(scale·s), giving
+// exactly zero probability to padded keys (and an all-zero row if every
+// key is padding).
+func softmaxRow[T tensor.Float](s []T, scale T, pad []bool) {
+	for j := range s {
+		s[j] *= scale
+	}
 	mx := T(math.Inf(-1))
 	for j, v := range s {
 		if (pad == nil || !pad[j]) && v > mx {

@@ -164,7 +164,7 @@ func TestLossValues(t *testing.T) {
 	}
 	// A fully padded attention row gives zero probabilities, not NaN.
 	row := []float64{1, 2}
-	softmaxRow(row, []bool{true, true})
+	softmaxRow(row, 1, []bool{true, true})
 	if row[0] != 0 || row[1] != 0 {
 		t.Errorf("all-padded softmax row = %v, want zeros", row)
 	}

@@ -198,12 +198,18 @@ func storeTile32(c []float32, ldc, rows, cols int, alpha, beta float32, out *[25
 			hi.StoreSlice(row[16:])
 			continue
 		}
-		for j := range row {
-			v := alpha * t[j]
-			if beta != 0 {
-				v += beta * row[j]
+		// A partial tile (n = 60, 201, 540, 180 … leave one per row of
+		// tiles): masked loads and stores, not a scalar loop.
+		for j := 0; j < cols; j += 16 {
+			e := min(j+16, cols)
+			v := archsimd.LoadFloat32x16SlicePart(t[j:e])
+			if alpha != 1 {
+				v = v.Mul(va)
 			}
-			row[j] = v
+			if beta != 0 {
+				v = archsimd.LoadFloat32x16SlicePart(row[j:e]).MulAdd(vb, v)
+			}
+			v.StoreSlicePart(row[j:e])
 		}
 	}
 }
