@@ -119,12 +119,7 @@ func softmaxMax(s []float32, scale float32, bias []float32) float32 {
 		}
 		vm = vm.Max(v)
 	}
-	var t [16]float32
-	vm.Store(&t)
-	for _, v := range t {
-		mx = max(mx, v)
-	}
-	return mx
+	return hmax(vm)
 }
 
 func softmaxExp(s []float32, scale, mx float32, bias, keep []float32) float32 {
@@ -180,14 +175,21 @@ func expVec(out, in []float32) int {
 func ld(s []float32) archsimd.Float32x16 { return archsimd.LoadFloat32x16Slice(s) }
 func bc(v float32) archsimd.Float32x16   { return archsimd.BroadcastFloat32x16(v) }
 
+// hsum and hmax reduce the 16 lanes in registers (halving shuffles), not
+// through a store and 16 dependent scalar steps: they end every softmax
+// and dot-product row, so their latency counts.
 func hsum(v archsimd.Float32x16) float32 {
-	var t [16]float32
-	v.Store(&t)
-	var s float32
-	for _, x := range t {
-		s += x
-	}
-	return s
+	v8 := v.GetLo().Add(v.GetHi())
+	v4 := v8.GetLo().Add(v8.GetHi())
+	v4 = v4.AddPairs(v4)
+	return v4.AddPairs(v4).GetElem(0)
+}
+
+func hmax(v archsimd.Float32x16) float32 {
+	v8 := v.GetLo().Max(v.GetHi())
+	v4 := v8.GetLo().Max(v8.GetHi())
+	v4 = v4.Max(v4.SelectFromPair(2, 3, 0, 1, v4))
+	return v4.Max(v4.SelectFromPair(1, 0, 3, 2, v4)).GetElem(0)
 }
 
 func sumSqVec(x []float32) (float32, int) {
