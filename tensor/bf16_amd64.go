@@ -127,14 +127,27 @@ func packBF16B(transB bool, b []float32, ldb, pc, j0, kb, w int, d []uint32) {
 	d = d[:kp*bfNR]
 	if transB {
 		// op(B)(p, j) = b[j·ldb + p]: row j of b holds column j's pairs.
-		var tmp [bfKC / 2]uint32
-		if w < bfNR {
-			clear(d)
-		}
-		for jj := range w {
-			packRowPairs(b[(j0+jj)*ldb+pc:], kb, tmp[:kp])
-			for p, v := range tmp[:kp] {
-				d[p*bfNR+jj] = v
+		// Each half-sliver of 16 columns converts its rows into tmp, then
+		// tmp is transposed 16×16 pairs at a time into the [kp][32] lanes.
+		var tmp [16][bfKC / 2]uint32
+		var rows [16]archsimd.Uint32x16
+		for jb := 0; jb < bfNR; jb += 16 {
+			nj := max(0, min(16, w-jb))
+			for jj := range nj {
+				packRowPairs(b[(j0+jb+jj)*ldb+pc:], kb, tmp[jj][:kp])
+			}
+			for p0 := 0; p0 < kp; p0 += 16 {
+				for jj := range rows {
+					if jj < nj {
+						rows[jj] = archsimd.LoadUint32x16Slice(tmp[jj][p0:]) // lanes past kp: never stored
+					} else {
+						rows[jj] = archsimd.Uint32x16{} // missing columns are zero lanes
+					}
+				}
+				transpose16(&rows)
+				for pp := range min(16, kp-p0) {
+					rows[pp].StoreSlice(d[(p0+pp)*bfNR+jb:])
+				}
 			}
 		}
 		return
@@ -151,18 +164,58 @@ func packBF16B(transB bool, b []float32, ldb, pc, j0, kb, w int, d []uint32) {
 			interleave16(archsimd.LoadFloat32x16Slice(r0[16:]), archsimd.LoadFloat32x16Slice(r1[16:])).StoreSlice(dst[16:])
 			continue
 		}
-		for jj := range bfNR {
-			var v uint32
-			if jj < w {
-				v = bf16Bits(r0[jj])
+		// A short sliver or the odd last pair: masked loads, whose zero
+		// lanes are the padding.
+		for jb := 0; jb < bfNR; jb += 16 {
+			n := max(0, min(16, w-jb))
+			var lo, hi archsimd.Float32x16
+			if n > 0 {
+				lo = archsimd.LoadFloat32x16SlicePart(r0[jb : jb+n])
 				if r1 != nil {
-					v |= bf16Bits(r1[jj]) << 16
+					hi = archsimd.LoadFloat32x16SlicePart(r1[jb : jb+n])
 				}
 			}
-			dst[jj] = v
+			interleave16(lo, hi).StoreSlice(dst[jb:])
 		}
 	}
 }
+
+// transpose16 transposes a 16×16 matrix of uint32 held as 16 rows, in
+// four butterfly stages: stage s swaps bit s of the row and column
+// indices with two-source permutes (VPERMT2D).
+func transpose16(r *[16]archsimd.Uint32x16) {
+	for s := range 4 {
+		bit := 1 << s
+		ia, ib := transposeIdx[s][0], transposeIdx[s][1]
+		for i := range 16 {
+			if i&bit != 0 {
+				continue
+			}
+			x, y := r[i], r[i|bit]
+			r[i], r[i|bit] = x.ConcatPermute(y, ia), x.ConcatPermute(y, ib)
+		}
+	}
+}
+
+// transposeIdx[s] are stage s's permutes: with b = 2^s, row i (bit s
+// clear) keeps its columns c with bit s clear and takes row i|b's c^b for
+// the others; row i|b takes row i's c^b for c with bit s clear and keeps
+// the rest. Index 16+c selects lane c of the second source.
+var transposeIdx = func() (t [4][2]archsimd.Uint32x16) {
+	for s := range 4 {
+		b := 1 << s
+		var a, c [16]uint32
+		for l := range 16 {
+			if l&b == 0 {
+				a[l], c[l] = uint32(l), uint32(l^b)
+			} else {
+				a[l], c[l] = uint32(16+(l^b)), uint32(16+l)
+			}
+		}
+		t[s][0], t[s][1] = archsimd.LoadUint32x16Slice(a[:]), archsimd.LoadUint32x16Slice(c[:])
+	}
+	return
+}()
 
 // packBF16A packs rows ic..ic+mb of op(A), k range pc..pc+kb, into 8-row
 // panels (mb rounded up to 8; the extra rows are zeros). Returns the

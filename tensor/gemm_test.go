@@ -164,9 +164,12 @@ func TestSgemmBackends(t *testing.T) {
 						}
 					}
 				}
+				cs32 := append([]float32(nil), c32...)
 				refGemm(tc.transA, tc.transB, tc.m, tc.n, tc.k, tc.alpha, a, lda, b, ldb, tc.beta, c, ldc)
 				Gemm(tc.transA, tc.transB, tc.m, tc.n, tc.k, float32(tc.alpha), a32, lda, b32, ldb, float32(tc.beta), c32, ldc)
 				checkClose(t, tc, c32, c, ldc, 2e-6*math.Sqrt(float64(tc.k))+1e-6)
+				GemmSerial(tc.transA, tc.transB, tc.m, tc.n, tc.k, float32(tc.alpha), a32, lda, b32, ldb, float32(tc.beta), cs32, ldc)
+				checkClose(t, tc, cs32, c, ldc, 2e-6*math.Sqrt(float64(tc.k))+1e-6)
 				if t.Failed() {
 					return
 				}
@@ -189,8 +192,11 @@ func TestDgemm(t *testing.T) {
 			}
 		}
 		refGemm(tc.transA, tc.transB, tc.m, tc.n, tc.k, tc.alpha, a, lda, b, ldb, tc.beta, c, ldc)
+		serial := append([]float64(nil), got...)
 		Gemm(tc.transA, tc.transB, tc.m, tc.n, tc.k, tc.alpha, a, lda, b, ldb, tc.beta, got, ldc)
 		checkClose(t, tc, got, c, ldc, 1e-12)
+		GemmSerial(tc.transA, tc.transB, tc.m, tc.n, tc.k, tc.alpha, a, lda, b, ldb, tc.beta, serial, ldc)
+		checkClose(t, tc, serial, c, ldc, 1e-12)
 		if t.Failed() {
 			return
 		}
