@@ -32,6 +32,9 @@ func dpbf16x8x32(kp int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer
 //go:noescape
 func dpbf16x8x32c(kp int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr)
 
+//go:noescape
+func cvtPairs32(dst *uint32, src *float32, blocks int)
+
 func cpuid(eax, ecx uint32) (a, b, c, d uint32)
 
 const (
@@ -106,8 +109,10 @@ func pairs16(src []float32, dst []uint32) {
 func packRowPairs(src []float32, kb int, dst []uint32) {
 	src = src[:kb]
 	p := 0
-	for ; 2*p+32 <= kb; p += 16 {
-		pairs16(src[2*p:], dst[p:])
+	if blocks := kb / 32; blocks > 0 {
+		_ = dst[blocks*16-1]
+		cvtPairs32(&dst[0], &src[0], blocks)
+		p = blocks * 16
 	}
 	if p < kp(kb) {
 		// Tail (< 32 floats): through a zero-padded copy, still vectorised.

@@ -289,3 +289,32 @@ TEXT ·cpuid(SB), NOSPLIT, $0-24
 	MOVL CX, c+16(FP)
 	MOVL DX, d+20(FP)
 	RET
+
+// func cvtPairs32(dst *uint32, src *float32, blocks int)
+//
+// blocks×32 consecutive floats → blocks×16 bf16 pairs (the lower k index
+// in the low half), rounded to nearest even by VCVTNE2PS2BF16: one
+// instruction per 32 floats where the archsimd version needs ~12.
+// Its lower 16 words come from the r/m operand (Z2 = floats 0–15), the
+// upper 16 from vvvv (Z1 = floats 16–31), so word i is float i.
+TEXT ·cvtPairs32(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ blocks+16(FP), CX
+	TESTQ CX, CX
+	JZ   cvtdone
+
+cvtloop:
+	VMOVUPS (SI), Z2
+	VMOVUPS 64(SI), Z1
+	// vcvtne2ps2bf16 zmm0, zmm1, zmm2
+	BYTE $0x62; BYTE $0xf2; BYTE $0x77; BYTE $0x48; BYTE $0x72; BYTE $0xc2
+	VMOVUPS Z0, (DI)
+	ADDQ $128, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ  cvtloop
+
+cvtdone:
+	VZEROUPPER
+	RET
