@@ -27,10 +27,10 @@ type stack[T tensor.Float] struct {
 // (training only);
 // rstd [N]; drop-path scales [B].
 type layerActs[T tensor.Float] struct {
-	norm1, rstd1, q, k, v, merged []T
-	h, norm2, rstd2, pre, act           []T
-	prob, probDrop, attnMask, hidMask   []T
-	dp1, dp2                            []T
+	norm1, rstd1, q, k, v, merged     []T
+	h, norm2, rstd2, pre, act         []T
+	prob, probDrop, attnMask, hidMask []T
+	dp1, dp2                          []T
 }
 
 // stackActs holds everything a stack's forward pass keeps for its backward
@@ -63,10 +63,10 @@ type stackActs[T tensor.Float] struct {
 	// into the network that produced the angles.
 	dAngles []T
 
-	lin, dx, dBranch, dNorm, dLin, dMerged []T
-	lin3, dLin3                            []T // [N, 3d]: fused q|k|v projection
-	dq, dk, dv                             []T
-	dPre, dAct                             []T
+	lin, dx, dBranch, dNorm, dMerged []T
+	lin3, dLin3                      []T // [N, 3d]: fused q|k|v projection
+	dq, dk                           []T
+	dPre, dAct                       []T
 }
 
 // resize (re)slices every buffer for a batch of B sequences of L tokens,
@@ -110,7 +110,7 @@ func (a *stackActs[T]) resize(s *stack[T], B, L int, train bool) {
 	if !train {
 		return
 	}
-	for _, p := range []*[]T{&a.dx, &a.dBranch, &a.dNorm, &a.dLin, &a.dMerged, &a.dq, &a.dk, &a.dv} {
+	for _, p := range []*[]T{&a.dx, &a.dBranch, &a.dNorm, &a.dMerged, &a.dq, &a.dk} {
 		*p = grow(*p, nd)
 	}
 	a.dLin3 = grow(a.dLin3, 3*nd)
@@ -150,42 +150,24 @@ func (s *stack[T]) forward(a *stackActs[T], keyPad []bool, rng *rand.Rand) {
 
 		// Attention branch.
 		nn.RMSNormForward(l.norm1, l.rstd1, x, blk.attnNorm.W, N, d, s.eps)
-		if w3 := fusedQKV(blk, false); w3 != nil {
-			// One [N,d]×[d,3d] product for q|k|v (the three weights are
-			// adjacent in the parameter buffer): norm1 is read once and
-			// the kernel runs 540 columns wide instead of 3×180.
-			nn.LinearForward(a.lin3, l.norm1, w3, nil, N, d, 3*d)
-			if a.rot != nil {
-				a.rot.RotateSplit(l.q, a.lin3, 3*d, B, L, H) // RoPE fused into the head split
-				a.rot.RotateSplit(l.k, a.lin3[d:], 3*d, B, L, H)
-			} else {
-				nn.SplitHeadsLD(l.q, a.lin3, 3*d, B, L, H, hd)
-				nn.SplitHeadsLD(l.k, a.lin3[d:], 3*d, B, L, H, hd)
-			}
-			if a.train {
-				nn.SplitHeadsLD(l.v, a.lin3[2*d:], 3*d, B, L, H, hd) // lin3 is reused by the next block
-			}
+		// One [N,d]×[d,3d] product for q|k|v: norm1 is read once and the
+		// kernel runs 540 columns wide instead of 3×180.
+		nn.LinearForward(a.lin3, l.norm1, qkvWeights(blk, false), nil, N, d, 3*d)
+		if a.rot != nil {
+			a.rot.RotateSplit(l.q, a.lin3, 3*d, B, L, H) // RoPE fused into the head split
+			a.rot.RotateSplit(l.k, a.lin3[d:], 3*d, B, L, H)
 		} else {
-			for _, qkv := range []struct {
-				w      linear[T]
-				dst    []T
-				rotate bool
-			}{{blk.wq, l.q, true}, {blk.wk, l.k, true}, {blk.wv, l.v, false}} {
-				nn.LinearForward(a.lin, l.norm1, qkv.w.w.W, nil, N, d, d)
-				if qkv.rotate && a.rot != nil {
-					a.rot.RotateSplit(qkv.dst, a.lin, d, B, L, H)
-				} else {
-					nn.SplitHeads(qkv.dst, a.lin, B, L, H, hd)
-				}
-			}
+			nn.SplitHeadsLD(l.q, a.lin3, 3*d, B, L, H, hd)
+			nn.SplitHeadsLD(l.k, a.lin3[d:], 3*d, B, L, H, hd)
+		}
+		if a.train {
+			nn.SplitHeadsLD(l.v, a.lin3[2*d:], 3*d, B, L, H, hd) // lin3 is reused by the next block
 		}
 		// Attention writes its output straight into token order.
 		v, prob := nn.HeadMajor(l.v, H, L, hd), l.prob
 		if !a.train {
-			prob = nil // no backward pass: P stays in per-core scratch
-			if fusedQKV(blk, false) != nil {
-				v = nn.TokenMajor(a.lin3[2*d:], 3*d, L, hd) // read in place, no copy
-			}
+			prob = nil                                  // no backward pass: P stays in per-core scratch
+			v = nn.TokenMajor(a.lin3[2*d:], 3*d, L, hd) // read in place, no copy
 		}
 		nn.AttentionForward(nn.TokenMajor(l.merged, d, L, hd), nn.HeadMajor(l.q, H, L, hd), nn.HeadMajor(l.k, H, L, hd), v,
 			prob, l.probDrop, keyPad, nilIfEmpty(l.attnMask), B, H, L, hd)
@@ -256,47 +238,28 @@ func (s *stack[T]) backward(a *stackActs[T]) {
 			clear(a.dx[:N*d])
 			scatterCLS(a.dx, a.clsDx, B, L, d)
 		}
-		// The attention backward reads dOut from dMerged in token order and,
-		// with a fused q|k|v projection, writes dv into its third of dLin3.
-		w3, g3 := fusedQKV(blk, false), fusedQKV(blk, true)
-		fused := w3 != nil && g3 != nil
-		dv := nn.HeadMajor(a.dv, H, L, hd)
-		if fused {
-			dv = nn.TokenMajor(a.dLin3[2*d:], 3*d, L, hd)
-		}
-		nn.AttentionBackward(nn.HeadMajor(a.dq, H, L, hd), nn.HeadMajor(a.dk, H, L, hd), dv, nn.TokenMajor(a.dMerged, d, L, hd),
-			nn.HeadMajor(l.q, H, L, hd), nn.HeadMajor(l.k, H, L, hd), nn.HeadMajor(l.v, H, L, hd),
+		// The attention backward reads dOut from dMerged in token order and
+		// writes dv straight into its third of dLin3; dq and dk come out
+		// head-major (measured: strided q/k/v and dq/dk cost the attention
+		// products more than the copies they save; docs/performance.md).
+		nn.AttentionBackward(nn.HeadMajor(a.dq, H, L, hd), nn.HeadMajor(a.dk, H, L, hd), nn.TokenMajor(a.dLin3[2*d:], 3*d, L, hd),
+			nn.TokenMajor(a.dMerged, d, L, hd), nn.HeadMajor(l.q, H, L, hd), nn.HeadMajor(l.k, H, L, hd), nn.HeadMajor(l.v, H, L, hd),
 			l.prob, l.probDrop, nilIfEmpty(l.attnMask), B, H, L, hd)
 		if a.rot != nil && a.dAngles != nil { // learned angles (SIREN-RoPE)
 			a.rot.AngleGrad(a.dAngles, l.q, a.dq, B, L, H)
 			a.rot.AngleGrad(a.dAngles, l.k, a.dk, B, L, H)
 		}
-		if fused {
-			// The fused q|k|v projection's backward: merge the three head
-			// gradients side by side, then one dW and one dIn product.
-			if a.rot != nil {
-				a.rot.MergeRotateInverse(a.dLin3, a.dq, 3*d, B, L, H)
-				a.rot.MergeRotateInverse(a.dLin3[d:], a.dk, 3*d, B, L, H)
-			} else {
-				nn.MergeHeadsLD(a.dLin3, a.dq, 3*d, B, L, H, hd)
-				nn.MergeHeadsLD(a.dLin3[d:], a.dk, 3*d, B, L, H, hd)
-			}
-			nn.LinearBackward(a.dNorm, g3, nil, a.dLin3, l.norm1, w3, N, d, 3*d, false)
+		// The q|k|v projection's backward: the three head gradients side
+		// by side (inverse RoPE fused into the merge), then one dW and one
+		// dIn product.
+		if a.rot != nil {
+			a.rot.MergeRotateInverse(a.dLin3, a.dq, 3*d, B, L, H)
+			a.rot.MergeRotateInverse(a.dLin3[d:], a.dk, 3*d, B, L, H)
 		} else {
-			for j, g := range []struct {
-				w      linear[T]
-				grad   []T
-				rotate bool
-			}{{blk.wq, a.dq, true}, {blk.wk, a.dk, true}, {blk.wv, a.dv, false}} {
-				switch {
-				case g.rotate && a.rot != nil:
-					a.rot.MergeRotateInverse(a.dLin, g.grad, d, B, L, H) // fused merge + inverse RoPE
-				default:
-					nn.MergeHeads(a.dLin, g.grad, B, L, H, hd)
-				}
-				nn.LinearBackward(a.dNorm, g.w.w.G, nil, a.dLin, l.norm1, g.w.w.W, N, d, d, j > 0)
-			}
+			nn.MergeHeadsLD(a.dLin3, a.dq, 3*d, B, L, H, hd)
+			nn.MergeHeadsLD(a.dLin3[d:], a.dk, 3*d, B, L, H, hd)
 		}
+		nn.LinearBackward(a.dNorm, qkvWeights(blk, true), nil, a.dLin3, l.norm1, qkvWeights(blk, false), N, d, 3*d, false)
 		nn.RMSNormBackward(a.dx, blk.attnNorm.G, a.dNorm, x, blk.attnNorm.W, l.rstd1, N, d, true)
 	}
 }
@@ -326,23 +289,21 @@ func scatterCLS[T any](dst, src []T, B, L, d int) {
 	}
 }
 
-// fusedQKV returns wq|wk|wv (grad: their gradients) as one [3d, d]
-// matrix when the three are adjacent in memory, as the parameter set lays
-// them out; nil otherwise (the caller then runs three products).
-func fusedQKV[T tensor.Float](blk *block[T], grad bool) []T {
+// qkvWeights returns wq|wk|wv (grad: their gradients) as one [3d, d]
+// matrix. The parameter set lays the three out adjacently (and their
+// gradients likewise); anything else is a construction bug.
+func qkvWeights[T tensor.Float](blk *block[T], grad bool) []T {
 	q, k, v := blk.wq.w.W, blk.wk.w.W, blk.wv.w.W
 	if grad {
 		q, k, v = blk.wq.w.G, blk.wk.w.G, blk.wv.w.G
 	}
 	n := len(q)
-	if n == 0 || len(k) != n || len(v) != n {
-		return nil
-	}
 	var z T
 	sz := uintptr(n) * unsafe.Sizeof(z)
 	p := unsafe.Pointer(unsafe.SliceData(q))
-	if unsafe.Pointer(unsafe.SliceData(k)) != unsafe.Add(p, sz) || unsafe.Pointer(unsafe.SliceData(v)) != unsafe.Add(p, 2*sz) {
-		return nil
+	if n == 0 || len(k) != n || len(v) != n ||
+		unsafe.Pointer(unsafe.SliceData(k)) != unsafe.Add(p, sz) || unsafe.Pointer(unsafe.SliceData(v)) != unsafe.Add(p, 2*sz) {
+		panic("model: wq, wk, wv are not adjacent in the parameter buffer")
 	}
 	return unsafe.Slice(unsafe.SliceData(q), 3*n)
 }

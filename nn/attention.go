@@ -9,23 +9,9 @@ import (
 	"romae/tensor"
 )
 
-// SplitHeads: dst[B,H,L,hd] ← src[B,L,H·hd], so each (sample, head) is one
-// contiguous [L,hd] matrix and attention becomes uniform-stride batched GEMMs.
-func SplitHeads[T tensor.Float](dst, src []T, B, L, H, hd int) {
-	d := H * hd
-	tensor.ParallelFor(B*L, 64, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			b, l := r/L, r%L
-			row := src[r*d : (r+1)*d]
-			for h := 0; h < H; h++ {
-				copy(dst[((b*H+h)*L+l)*hd:][:hd], row[h*hd:(h+1)*hd])
-			}
-		}
-	})
-}
-
-// SplitHeadsLD is SplitHeads from src rows ld apart (ld ≥ H·hd), e.g. one
-// third of a fused q|k|v projection output.
+// SplitHeadsLD: dst[B,H,L,hd] ← the heads of src[B·L, ld] (rows ld ≥ H·hd
+// apart, e.g. one third of a fused q|k|v projection output), so each
+// (sample, head) is one contiguous [L,hd] matrix.
 func SplitHeadsLD[T tensor.Float](dst, src []T, ld, B, L, H, hd int) {
 	tensor.ParallelFor(B*L, 64, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
@@ -37,27 +23,13 @@ func SplitHeadsLD[T tensor.Float](dst, src []T, ld, B, L, H, hd int) {
 	})
 }
 
-// MergeHeadsLD is MergeHeads into dst rows ld apart (ld ≥ H·hd).
+// MergeHeadsLD is SplitHeadsLD's inverse: dst[B·L, ld] ← src[B,H,L,hd].
 func MergeHeadsLD[T tensor.Float](dst, src []T, ld, B, L, H, hd int) {
 	tensor.ParallelFor(B*L, 64, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			b, l := r/L, r%L
 			for h := 0; h < H; h++ {
 				copy(dst[r*ld+h*hd:][:hd], src[((b*H+h)*L+l)*hd:][:hd])
-			}
-		}
-	})
-}
-
-// MergeHeads: dst[B,L,H·hd] ← src[B,H,L,hd], the inverse of SplitHeads.
-func MergeHeads[T tensor.Float](dst, src []T, B, L, H, hd int) {
-	d := H * hd
-	tensor.ParallelFor(B*L, 64, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			b, l := r/L, r%L
-			row := dst[r*d : (r+1)*d]
-			for h := 0; h < H; h++ {
-				copy(row[h*hd:(h+1)*hd], src[((b*H+h)*L+l)*hd:][:hd])
 			}
 		}
 	})

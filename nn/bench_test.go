@@ -103,3 +103,36 @@ func BenchmarkResidualAdd(b *testing.B) {
 		ResidualAdd(out, x, br, nil, bB, bL, bD)
 	}
 }
+
+// BenchmarkAttentionLayout: the same attention reading q, k, v (and
+// writing dq, dk, dv) head-major or in place in a fused [B·L, 3d]
+// q|k|v tensor.
+func BenchmarkAttentionLayout(b *testing.B) {
+	n, d := bB*bH*bL*bHD, bH*bHD
+	prob := make([]float32, bB*bH*bL*bL)
+	hmQ, hmK, hmV, hmO := randF32(n, 1), randF32(n, 2), randF32(n, 3), make([]float32, n)
+	qkv, out, dqkv, dOut := randF32(3*n, 4), make([]float32, n), make([]float32, 3*n), randF32(n, 5)
+	tm := func(x []float32, ld int) Heads[float32] { return TokenMajor(x, ld, bL, bHD) }
+	b.Run("forward/head-major", func(b *testing.B) {
+		for range b.N {
+			AttentionForward(hm(hmO), hm(hmQ), hm(hmK), hm(hmV), prob, nil, nil, nil, bB, bH, bL, bHD)
+		}
+	})
+	b.Run("forward/token-major", func(b *testing.B) {
+		for range b.N {
+			AttentionForward(tm(out, d), tm(qkv, 3*d), tm(qkv[d:], 3*d), tm(qkv[2*d:], 3*d), prob, nil, nil, nil, bB, bH, bL, bHD)
+		}
+	})
+	dq, dk, dv := make([]float32, n), make([]float32, n), make([]float32, n)
+	b.Run("backward/head-major", func(b *testing.B) {
+		for range b.N {
+			AttentionBackward(hm(dq), hm(dk), hm(dv), hm(dOut), hm(hmQ), hm(hmK), hm(hmV), prob, nil, nil, bB, bH, bL, bHD)
+		}
+	})
+	b.Run("backward/token-major", func(b *testing.B) {
+		for range b.N {
+			AttentionBackward(tm(dqkv, 3*d), tm(dqkv[d:], 3*d), tm(dqkv[2*d:], 3*d), tm(dOut, d), tm(qkv, 3*d), tm(qkv[d:], 3*d), tm(qkv[2*d:], 3*d),
+				prob, nil, nil, bB, bH, bL, bHD)
+		}
+	})
+}

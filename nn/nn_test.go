@@ -224,7 +224,7 @@ func TestAttentionViews(t *testing.T) {
 			outHM, probHM := make([]float64, B*H*L*hd), make([]float64, B*H*L*L)
 			AttentionForward(hm(outHM), hm(q), hm(k), hm(v), probHM, pdHM, keyPad, mask, B, H, L, hd)
 			merged := make([]float64, B*L*d)
-			MergeHeads(merged, outHM, B, L, H, hd)
+			MergeHeadsLD(merged, outHM, d, B, L, H, hd)
 
 			outTM, probTM := make([]float64, B*L*ld), make([]float64, B*H*L*L)
 			AttentionForward(tm(outTM), tm(wide), tm(wide[d:]), tm(wide[2*d:]), probTM, pdTM, keyPad, mask, B, H, L, hd)
@@ -242,7 +242,7 @@ func TestAttentionViews(t *testing.T) {
 
 			dOut := gradcheck.Rand(B*L*d, 2)
 			dOutHM := make([]float64, B*H*L*hd)
-			SplitHeads(dOutHM, dOut, B, L, H, hd)
+			SplitHeadsLD(dOutHM, dOut, d, B, L, H, hd)
 			dq, dk, dv := make([]float64, len(q)), make([]float64, len(k)), make([]float64, len(v))
 			AttentionBackward(hm(dq), hm(dk), hm(dv), hm(dOutHM), hm(q), hm(k), hm(v), probHM, pdHM, mask, B, H, L, hd)
 			dWide := make([]float64, B*L*ld)
