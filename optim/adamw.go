@@ -119,7 +119,14 @@ func (o *AdamW) runRange(lo, hi int) {
 	}
 }
 
+// adamKernel updates one parameter range: 16 lanes at a time where the
+// CPU can (adamVec, bit-identical), the remainder in scalar code.
 func adamKernel(w, g, m, v []float32, dm float32, k *adamScalars) {
+	n := adamVec(w, g[:len(w)], m[:len(w)], v[:len(w)], dm, k)
+	adamScalar(w[n:], g[n:], m[n:], v[n:], dm, k)
+}
+
+func adamScalar(w, g, m, v []float32, dm float32, k *adamScalars) {
 	g, m, v = g[:len(w)], m[:len(w)], v[:len(w)] // drop bounds checks
 	lw, b2, omb2, bc2s, eps, ns := k.lerpW, k.beta2, k.oneMinusBeta2, k.bc2Sqrt, k.eps, k.negStepSize
 	// PyTorch's lerp kernel switches formula at weight 0.5 for accuracy;

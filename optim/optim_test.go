@@ -432,3 +432,40 @@ func TestClipGradNormLargeDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// The vectorised AdamW update must round exactly like the scalar one (and
+// so like PyTorch's kernel), for both of PyTorch's lerp formulas.
+func TestAdamKernelVectorBitExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	for _, lerpW := range []float32{0.1, 0.7} {
+		k := adamScalars{decayMul: 0.999, lerpW: lerpW, beta2: 0.95, oneMinusBeta2: 0.05, bc2Sqrt: 0.3, eps: 1e-8, negStepSize: -1e-3}
+		n := 53
+		var in [4][]float32
+		for j := range in {
+			in[j] = make([]float32, n)
+			for i := range in[j] {
+				in[j][i] = float32(rng.NormFloat64())
+			}
+		}
+		for i := range in[3] {
+			in[3][i] *= in[3][i] // v ≥ 0
+		}
+		cp := func() [4][]float32 {
+			var c [4][]float32
+			for j := range in {
+				c[j] = append([]float32(nil), in[j]...)
+			}
+			return c
+		}
+		want, got := cp(), cp()
+		adamScalar(want[0], want[1], want[2], want[3], 0.999, &k)
+		adamKernel(got[0], got[1], got[2], got[3], 0.999, &k)
+		for j, name := range []string{"w", "g", "m", "v"} {
+			for i := range got[j] {
+				if math.Float32bits(got[j][i]) != math.Float32bits(want[j][i]) {
+					t.Fatalf("lerpW %v: %s[%d] = %v, scalar %v", lerpW, name, i, got[j][i], want[j][i])
+				}
+			}
+		}
+	}
+}
