@@ -177,9 +177,9 @@ func (t *Table[T]) RotateSplit(dst, src []T, ld, B, L, heads int) {
 		for r := lo; r < hi; r++ {
 			b, l := r/L, r%L
 			for h := 0; h < heads; h++ {
-				o := dst[((b*heads+h)*L+l)*hd:][:hd]
-				copy(o, src[r*ld+h*hd:][:hd])
-				t.rotateHead(o, r, false)
+				o, in := dst[((b*heads+h)*L+l)*hd:][:hd], src[r*ld+h*hd:][:hd]
+				copy(o, in)
+				t.rotateHead(o, in, r, false)
 			}
 		}
 	})
@@ -194,39 +194,39 @@ func (t *Table[T]) MergeRotateInverse(dst, src []T, ld, B, L, heads int) {
 		for r := lo; r < hi; r++ {
 			b, l := r/L, r%L
 			for h := 0; h < heads; h++ {
-				o := dst[r*ld+h*hd:][:hd]
-				copy(o, src[((b*heads+h)*L+l)*hd:][:hd])
-				t.rotateHead(o, r, true)
+				o, in := dst[r*ld+h*hd:][:hd], src[((b*heads+h)*L+l)*hd:][:hd]
+				copy(o, in)
+				t.rotateHead(o, in, r, true)
 			}
 		}
 	})
 }
 
-// rotateHead rotates one head's slice x[HeadDim] of token i in place.
-func (t *Table[T]) rotateHead(x []T, i int, inverse bool) {
+// rotateHead writes into dst[HeadDim] token i's head src[HeadDim]
+// rotated (the unrotated pairs of dst are left as they are). dst may be
+// src. Fused with a copy, the caller copies the head to dst first and the
+// rotation reads src, not the just-stored copy.
+func (t *Table[T]) rotateHead(dst, src []T, i int, inverse bool) {
 	l := t.Layout
 	w, half := l.D*l.R, l.AxisDim/2
 	cs, sn := t.Cos[i*w:(i+1)*w], t.Sin[i*w:(i+1)*w]
 	for ax := 0; ax < l.D; ax++ {
-		sl := x[ax*l.AxisDim : (ax+1)*l.AxisDim]
+		o := ax * l.AxisDim
+		x1, x2 := src[o:o+l.R], src[o+half:o+half+l.R]
+		y1, y2 := dst[o:o+l.R], dst[o+half:o+half+l.R]
 		c, s := cs[ax*l.R:(ax+1)*l.R], sn[ax*l.R:(ax+1)*l.R]
-		x1, x2 := sl[:l.R], sl[half:half+l.R]
 		if x32, ok := any(x1).([]float32); ok {
-			tensor.RotatePairs32(x32, any(x2).([]float32), any(c).([]float32), any(s).([]float32), inverse)
+			tensor.RotatePairs32(any(y1).([]float32), any(y2).([]float32), x32, any(x2).([]float32), any(c).([]float32), any(s).([]float32), inverse)
 			continue
 		}
+		sign := T(1)
 		if inverse {
-			for j := range c {
-				a, b := x1[j], x2[j]
-				x1[j] = a*c[j] + b*s[j]
-				x2[j] = b*c[j] - a*s[j]
-			}
-			continue
+			sign = -1
 		}
 		for j := range c {
-			a, b := x1[j], x2[j]
-			x1[j] = a*c[j] - b*s[j]
-			x2[j] = b*c[j] + a*s[j]
+			a, b, sj := x1[j], x2[j], sign*s[j]
+			y1[j] = a*c[j] - b*sj
+			y2[j] = b*c[j] + a*sj
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 )
 
 // packRowPairs (VCVTNE2PS2BF16 blocks, archsimd tail) must round exactly
@@ -41,4 +42,28 @@ func TestPackRowPairsExact(t *testing.T) {
 			t.Fatalf("kb=%d: wrote past the row", kb)
 		}
 	}
+}
+
+// BenchmarkBF16Kernel is the 8×32 VDPBF16PS micro-kernel alone on
+// L1-resident panels (kp = 90 pairs: k = 180, the model's d), storing into
+// a small C: the ceiling the packed product can approach. GFLOP/s is per
+// core.
+func BenchmarkBF16Kernel(b *testing.B) {
+	if !BF16Supported() {
+		b.Skip("no bf16 path here")
+	}
+	const kp = 90
+	a, bb := make([]uint32, bfMR*kp), make([]uint32, kp*bfNR)
+	for i := range a {
+		a[i] = 0x3f803f80
+	}
+	for i := range bb {
+		bb[i] = 0x3f803f80
+	}
+	c := make([]float32, bfMR*bfNR)
+	b.SetBytes(0)
+	for range b.N {
+		dpbf16x8x32c(kp, unsafe.Pointer(&a[0]), 4, kp*4, unsafe.Pointer(&bb[0]), unsafe.Pointer(&c[0]), bfNR*4)
+	}
+	b.ReportMetric(float64(2*bfMR*bfNR*2*kp)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }

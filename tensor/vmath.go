@@ -212,24 +212,22 @@ func AddScaled32(out, x, y []float32, s float32) {
 	}
 }
 
-// RotatePairs32 rotates the pairs (x1[j], x2[j]) by the angles whose
-// cosines and sines are c[j], s[j] (by minus those angles when inverse),
-// in place: RoPE's rotate-half on one axis of one head.
-func RotatePairs32(x1, x2, c, s []float32, inverse bool) {
+// RotatePairs32 writes into (y1[j], y2[j]) the pairs (x1[j], x2[j])
+// rotated by the angles whose cosines and sines are c[j], s[j] (by minus
+// those angles when inverse): RoPE's rotate-half on one axis of one head.
+// y may be x (in place). Reading x and writing y separately lets RoPE
+// fused with a head split read its source rather than the copy it has
+// just stored, which would stall on store-to-load forwarding.
+func RotatePairs32(y1, y2, x1, x2, c, s []float32, inverse bool) {
 	n := len(c)
-	x1, x2, s = x1[:n], x2[:n], s[:n]
+	y1, y2, x1, x2, s = y1[:n], y2[:n], x1[:n], x2[:n], s[:n]
+	sign := float32(1)
 	if inverse {
-		i := rotateVec(x1, x2, c, s, -1)
-		for ; i < n; i++ {
-			a, b := x1[i], x2[i]
-			x1[i], x2[i] = a*c[i]+b*s[i], b*c[i]-a*s[i]
-		}
-		return
+		sign = -1
 	}
-	i := rotateVec(x1, x2, c, s, 1)
-	for ; i < n; i++ {
-		a, b := x1[i], x2[i]
-		x1[i], x2[i] = a*c[i]-b*s[i], b*c[i]+a*s[i]
+	for i := rotateVec(y1, y2, x1, x2, c, s, sign); i < n; i++ {
+		a, b, si := x1[i], x2[i], sign*s[i]
+		y1[i], y2[i] = a*c[i]-b*si, b*c[i]+a*si
 	}
 }
 

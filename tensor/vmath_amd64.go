@@ -242,7 +242,7 @@ func scaleMulVec(y, x, g []float32, s float32) int {
 
 // rotateVec rotates all n pairs (a short last group through masked loads
 // and stores: RoPE axes rotate ~11 pairs); sign −1 rotates backwards.
-func rotateVec(x1, x2, c, s []float32, sign float32) int {
+func rotateVec(y1, y2, x1, x2, c, s []float32, sign float32) int {
 	if !hasAVX512 {
 		return 0
 	}
@@ -251,8 +251,8 @@ func rotateVec(x1, x2, c, s []float32, sign float32) int {
 		e := min(i+16, n)
 		a, b := archsimd.LoadFloat32x16SlicePart(x1[i:e]), archsimd.LoadFloat32x16SlicePart(x2[i:e])
 		vc, vs := archsimd.LoadFloat32x16SlicePart(c[i:e]), archsimd.LoadFloat32x16SlicePart(s[i:e]).Mul(vsg)
-		a.Mul(vc).Sub(b.Mul(vs)).StoreSlicePart(x1[i:e])
-		a.MulAdd(vs, b.Mul(vc)).StoreSlicePart(x2[i:e])
+		a.Mul(vc).Sub(b.Mul(vs)).StoreSlicePart(y1[i:e])
+		a.MulAdd(vs, b.Mul(vc)).StoreSlicePart(y2[i:e])
 	}
 	return n
 }

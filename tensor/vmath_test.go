@@ -230,7 +230,18 @@ func TestRotatePairs32(t *testing.T) {
 			}
 			// Guard cells after each slice must survive the masked stores.
 			buf1, buf2 := append(append([]float32(nil), x1...), 7), append(append([]float32(nil), x2...), 9)
-			RotatePairs32(buf1[:n], buf2[:n], c, s, inverse)
+			// Out of place into y (x untouched), then in place.
+			y1, y2 := append(make([]float32, n), 5), append(make([]float32, n), 6)
+			RotatePairs32(y1[:n], y2[:n], x1, x2, c, s, inverse)
+			RotatePairs32(buf1[:n], buf2[:n], buf1[:n], buf2[:n], c, s, inverse)
+			for i := range n {
+				if y1[i] != buf1[i] || y2[i] != buf2[i] {
+					t.Fatalf("n %d pair %d: out of place (%v, %v) != in place (%v, %v)", n, i, y1[i], y2[i], buf1[i], buf2[i])
+				}
+			}
+			if y1[n] != 5 || y2[n] != 6 {
+				t.Fatalf("n %d: out-of-place rotation wrote past y", n)
+			}
 			sg := 1.0
 			if inverse {
 				sg = -1
