@@ -78,7 +78,7 @@ func (c *clipTask) runRange(lo, hi int) {
 			off := c.offs[i]
 			seg := g[max(elo-off, 0):min(ehi-off, len(g))]
 			if c.scaling {
-				for j := range seg {
+				for j := scaleVec(seg, c.coef); j < len(seg); j++ {
 					seg[j] *= c.coef
 				}
 			} else {
@@ -105,11 +105,11 @@ func searchOffs(offs []int, e int) int {
 	return lo
 }
 
-// sumSquares uses four accumulators to break the add dependency chain,
-// roughly quadrupling throughput over a single running sum.
+// sumSquares is Σ x² in float64: AVX-512 where available, else four
+// scalar accumulators to break the add dependency chain.
 func sumSquares(x []float32) float64 {
-	var s0, s1, s2, s3 float64
-	i := 0
+	s0, i := sumSquaresVec(x)
+	var s1, s2, s3 float64
 	for ; i+4 <= len(x); i += 4 {
 		a, b, c, d := float64(x[i]), float64(x[i+1]), float64(x[i+2]), float64(x[i+3])
 		s0 += a * a

@@ -36,3 +36,35 @@ func adamVec(w, g, m, v []float32, dm float32, k *adamScalars) int {
 	}
 	return i
 }
+
+// sumSquaresVec is Σ x² in float64 over the leading multiple of 16
+// elements (converted 8 at a time, two accumulators); it returns the sum
+// and how many elements it covered.
+func sumSquaresVec(x []float32) (float64, int) {
+	if !hasAVX512 || len(x) < 16 {
+		return 0, 0
+	}
+	var acc0, acc1 archsimd.Float64x8
+	i := 0
+	for ; i+16 <= len(x); i += 16 {
+		a := archsimd.LoadFloat32x8Slice(x[i:]).ConvertToFloat64()
+		b := archsimd.LoadFloat32x8Slice(x[i+8:]).ConvertToFloat64()
+		acc0, acc1 = a.MulAdd(a, acc0), b.MulAdd(b, acc1)
+	}
+	var t [8]float64
+	acc0.Add(acc1).Store(&t)
+	return ((t[0] + t[1]) + (t[2] + t[3])) + ((t[4] + t[5]) + (t[6] + t[7])), i
+}
+
+// scaleVec is x *= s over the leading multiple of 16 elements; it
+// returns how many it scaled.
+func scaleVec(x []float32, s float32) int {
+	if !hasAVX512 {
+		return 0
+	}
+	vs, i := archsimd.BroadcastFloat32x16(s), 0
+	for ; i+16 <= len(x); i += 16 {
+		archsimd.LoadFloat32x16Slice(x[i:]).Mul(vs).StoreSlice(x[i:])
+	}
+	return i
+}
