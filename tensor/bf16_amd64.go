@@ -35,6 +35,21 @@ func dpbf16x8x32c(kp int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointe
 //go:noescape
 func cvtPairs32(dst *uint32, src *float32, blocks int)
 
+//go:noescape
+func packBSliverPairs(dst *uint32, src *float32, ldb uintptr, kp int, idx *uint16)
+
+//go:noescape
+func packATPairs(dst *uint32, src *float32, lda uintptr, groups int, panel uintptr, idx *uint16)
+
+// interleaveWords is VPERMW's index for packBSliverPairs/packATPairs:
+// output word 2j ← word j (row 2p), 2j+1 ← word 16+j (row 2p+1).
+var interleaveWords = func() (idx [32]uint16) {
+	for j := range 16 {
+		idx[2*j], idx[2*j+1] = uint16(j), uint16(16+j)
+	}
+	return
+}()
+
 func cpuid(eax, ecx uint32) (a, b, c, d uint32)
 
 const (
@@ -157,7 +172,16 @@ func packBF16B(transB bool, b []float32, ldb, pc, j0, kb, w int, d []uint32) {
 		}
 		return
 	}
-	for p := range kp {
+	p0 := 0
+	if w == bfNR && kb >= 2 {
+		// Every complete pair of a full sliver in one assembly loop.
+		full := kb / 2
+		last := b[(pc+2*full-1)*ldb+j0:]
+		_ = last[bfNR-1] // bounds: the last row read
+		packBSliverPairs(&d[0], &b[pc*ldb+j0], uintptr(ldb)*4, full, &interleaveWords[0])
+		p0 = full
+	}
+	for p := p0; p < kp; p++ {
 		r0 := b[(pc+2*p)*ldb+j0:]
 		var r1 []float32
 		if 2*p+1 < kb {
@@ -251,13 +275,10 @@ func packBF16A(transA bool, a []float32, lda, ic, pc, mb, kb int, d []uint32) (a
 			r1 = r1[:mb]
 		}
 		r := 0
-		if r1 != nil {
-			for ; r+16 <= mb; r += 16 {
-				v := interleave16(archsimd.LoadFloat32x16Slice(r0[r:]), archsimd.LoadFloat32x16Slice(r1[r:]))
-				pn := r / bfMR
-				v.GetLo().StoreSlice(d[(pn*kp+p)*bfMR:])
-				v.GetHi().StoreSlice(d[((pn+1)*kp+p)*bfMR:])
-			}
+		if g := mb / 16; r1 != nil && g > 0 {
+			_ = d[((2*g-1)*kp+p)*bfMR+bfMR-1] // bounds: the last panel written
+			packATPairs(&d[p*bfMR], &r0[0], uintptr(lda)*4, g, uintptr(kp)*bfMR*4, &interleaveWords[0])
+			r = 16 * g
 		}
 		for ; r < panels*bfMR; r++ {
 			var v uint32

@@ -318,3 +318,75 @@ cvtloop:
 cvtdone:
 	VZEROUPPER
 	RET
+
+// Two rows r0, r1 (ldb bytes apart) of 16 floats → 16 uint32 lanes
+// bf16(r0[j]) | bf16(r1[j])<<16: VCVTNE2PS2BF16 puts r0's 16 words below
+// r1's, and VPERMW with idx (Z3: 0,16,1,17,…) interleaves them.
+#define CVT_INTERLEAVE(off) \
+	VMOVUPS off(SI), Z2; \
+	VMOVUPS off(SI)(DX*1), Z1; \
+	BYTE $0x62; BYTE $0xf2; BYTE $0x77; BYTE $0x48; BYTE $0x72; BYTE $0xc2; \
+	BYTE $0x62; BYTE $0xf2; BYTE $0xe5; BYTE $0x48; BYTE $0x8d; BYTE $0xc0
+
+// func packBSliverPairs(dst *uint32, src *float32, ldb uintptr, kp int, idx *uint16)
+//
+// A full 32-wide B sliver, kp complete k pairs: pair p reads rows 2p and
+// 2p+1 (src + 2p·ldb bytes) and writes dst[p·32 : p·32+32]. Rounding is
+// VCVTNE2PS2BF16's (nearest even, as bf16Bits, denormals flushed).
+TEXT ·packBSliverPairs(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ ldb+16(FP), DX
+	MOVQ kp+24(FP), CX
+	MOVQ idx+32(FP), AX
+	VMOVDQU16 (AX), Z3
+	LEAQ (DX)(DX*1), R8
+	TESTQ CX, CX
+	JZ   bsdone
+
+bsloop:
+	CVT_INTERLEAVE(0)
+	VMOVDQU32 Z0, (DI)
+	CVT_INTERLEAVE(64)
+	VMOVDQU32 Z0, 64(DI)
+	ADDQ R8, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  bsloop
+
+bsdone:
+	VZEROUPPER
+	RET
+
+// func packATPairs(dst *uint32, src *float32, lda uintptr, groups int, panel uintptr, idx *uint16)
+//
+// One k pair of a transposed A: rows r0 = src, r1 = src + lda bytes hold
+// 16·groups consecutive output rows. Group g's 16 lanes split into two
+// 8-row panels: the low 8 at dst + 2g·panel bytes, the high 8 at
+// dst + (2g+1)·panel (panel = kp·32 bytes, the caller adds p·32).
+TEXT ·packATPairs(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ lda+16(FP), DX
+	MOVQ groups+24(FP), CX
+	MOVQ panel+32(FP), R9
+	MOVQ idx+40(FP), AX
+	VMOVDQU16 (AX), Z3
+	LEAQ (R9)(R9*1), R8
+	TESTQ CX, CX
+	JZ   atdone
+
+atloop:
+	CVT_INTERLEAVE(0)
+	VMOVDQU32 Y0, (DI)
+	// vextracti32x8 ymm4, zmm0, 1
+	BYTE $0x62; BYTE $0xf3; BYTE $0x7d; BYTE $0x48; BYTE $0x3b; BYTE $0xc4; BYTE $0x01
+	VMOVDQU32 Y4, (DI)(R9*1)
+	ADDQ $64, SI
+	ADDQ R8, DI
+	DECQ CX
+	JNZ  atloop
+
+atdone:
+	VZEROUPPER
+	RET
