@@ -75,3 +75,60 @@ func BenchmarkRotateSplit(b *testing.B) {
 		}
 	})
 }
+
+// The float32 path (an AVX-512 kernel where available) must agree with
+// the float64 one, for 1–3 axes and rotated-pair counts up to 16.
+func TestFusedRotateSplitMerge32(t *testing.T) {
+	B, L, H := 2, 5, 3
+	for _, g := range []struct {
+		hd, D int
+		p     float64
+	}{{60, 2, 0.75}, {64, 1, 0.5}, {48, 3, 1}, {12, 1, 0.25}, {64, 1, 1}} { // the last: 32 pairs, the generic path
+		l, err := NewLayout(g.hd, g.D, g.p, 10000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, ld := H*g.hd, 3*H*g.hd
+		pos := gradcheck.Rand(B*L*g.D, 1)
+		for i := range pos {
+			pos[i] = float64(float32(pos[i] * 50))
+		}
+		x := gradcheck.Rand(B*L*ld, 2)
+		for i := range x {
+			x[i] = float64(float32(x[i]))
+		}
+		var t64 Table[float64]
+		var t32 Table[float32]
+		t64.Compute(l, pos, B*L)
+		t32.Compute(l, to32(pos), B*L)
+		want, got := make([]float64, B*L*d), make([]float32, B*L*d)
+		t64.RotateSplit(want, x[d:], ld, B, L, H)
+		t32.RotateSplit(got, to32(x)[d:], ld, B, L, H)
+		for i := range want {
+			if diff := float64(got[i]) - want[i]; diff > 1e-6 || diff < -1e-6 {
+				t.Fatalf("hd %d D %d: RotateSplit float32[%d] = %v, float64 %v", g.hd, g.D, i, got[i], want[i])
+			}
+		}
+		back := make([]float32, B*L*ld)
+		t32.MergeRotateInverse(back[d:], got, ld, B, L, H)
+		for r := range B * L {
+			for c := range ld {
+				w := float32(0)
+				if c >= d && c < 2*d {
+					w = float32(x[r*ld+c])
+				}
+				if diff := back[r*ld+c] - w; diff > 1e-5 || diff < -1e-5 {
+					t.Fatalf("hd %d D %d: MergeRotateInverse(RotateSplit(x)) row %d col %d = %v, want %v", g.hd, g.D, r, c, back[r*ld+c], w)
+				}
+			}
+		}
+	}
+}
+
+func to32(x []float64) []float32 {
+	y := make([]float32, len(x))
+	for i, v := range x {
+		y[i] = float32(v)
+	}
+	return y
+}

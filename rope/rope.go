@@ -173,11 +173,15 @@ func grow[T any](s []T, n int) []T {
 // output). The table must have N = B·L rows.
 func (t *Table[T]) RotateSplit(dst, src []T, ld, B, L, heads int) {
 	hd := t.HeadDim
+	headMajor, tokenMajor := headStrides{heads * L * hd, hd, L * hd}, headStrides{L * ld, ld, hd}
 	tensor.ParallelFor(B*L, 32, func(lo, hi int) {
+		if t.rotateCopy32(dst, src, L, heads, headMajor, tokenMajor, lo, hi, false) {
+			return
+		}
 		for r := lo; r < hi; r++ {
 			b, l := r/L, r%L
 			for h := 0; h < heads; h++ {
-				o, in := dst[((b*heads+h)*L+l)*hd:][:hd], src[r*ld+h*hd:][:hd]
+				o, in := dst[headMajor.at(b, l, h):][:hd], src[tokenMajor.at(b, l, h):][:hd]
 				copy(o, in)
 				t.rotateHead(o, in, r, false)
 			}
@@ -190,16 +194,35 @@ func (t *Table[T]) RotateSplit(dst, src []T, ld, B, L, heads int) {
 // rotate⁻¹(src[B,H,L,hd]).
 func (t *Table[T]) MergeRotateInverse(dst, src []T, ld, B, L, heads int) {
 	hd := t.HeadDim
+	headMajor, tokenMajor := headStrides{heads * L * hd, hd, L * hd}, headStrides{L * ld, ld, hd}
 	tensor.ParallelFor(B*L, 32, func(lo, hi int) {
+		if t.rotateCopy32(dst, src, L, heads, tokenMajor, headMajor, lo, hi, true) {
+			return
+		}
 		for r := lo; r < hi; r++ {
 			b, l := r/L, r%L
 			for h := 0; h < heads; h++ {
-				o, in := dst[r*ld+h*hd:][:hd], src[((b*heads+h)*L+l)*hd:][:hd]
+				o, in := dst[tokenMajor.at(b, l, h):][:hd], src[headMajor.at(b, l, h):][:hd]
 				copy(o, in)
 				t.rotateHead(o, in, r, true)
 			}
 		}
 	})
+}
+
+// headStrides locate head h of token (b, l) at b·SB + l·SL + h·SH:
+// head-major [B,H,L,hd] or token-major rows of a [B·L, ld] tensor.
+type headStrides struct{ SB, SL, SH int }
+
+func (s headStrides) at(b, l, h int) int { return b*s.SB + l*s.SL + h*s.SH }
+
+// rotateCopy32 runs the float32 kernel when T is float32 underneath.
+func (t *Table[T]) rotateCopy32(dst, src []T, L, heads int, dOff, sOff headStrides, lo, hi int, inverse bool) bool {
+	d32, ok := any(dst).([]float32)
+	if !ok {
+		return false
+	}
+	return rotateCopy32(d32, any(src).([]float32), any(t.Cos).([]float32), any(t.Sin).([]float32), t.Layout, L, heads, dOff, sOff, lo, hi, inverse)
 }
 
 // rotateHead writes into dst[HeadDim] token i's head src[HeadDim]
