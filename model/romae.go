@@ -165,7 +165,7 @@ func (m *Model[T]) setEncoderRows(ws *Workspace[T], B, Le int, train bool) {
 		}
 	}
 	ws.enc.resize(&m.enc, B, Le, train)
-	ws.enc.clsOnly = false // callers that read only [CLS] rows say so
+	ws.enc.outRows = rowRange{} // callers that read only [CLS] rows say so
 }
 
 // setEncoderToken copies token i of batch sample b into encoder slot r.
@@ -377,6 +377,7 @@ func (m *Model[T]) decode(ws *Workspace[T], rng *rand.Rand) error {
 	} else if err := m.positions(ws, &ws.dec, &ws.decPosn, m.decSiren, ws.decPos, Ld, x, dd, m.dec.rope); err != nil {
 		return fmt.Errorf("decoder: %w", err)
 	}
+	ws.dec.outRows = rowRange{Le, Ld} // the head reads the [MASK] rows only
 	m.dec.forward(&ws.dec, ws.decPad, rng)
 	ws.head.resize(&m.head, B*Lq, ws.train)
 	out := ws.dec.output()
@@ -479,7 +480,9 @@ func (m *Model[T]) ForwardTask(ws *Workspace[T], bt *data.Batch, opt LossOptions
 		return 0, err
 	}
 	m.fillAllTokens(ws, bt, train)
-	ws.enc.clsOnly = m.Cfg.Pool == PoolCLS && m.cls != nil
+	if m.Cfg.Pool == PoolCLS && m.cls != nil {
+		ws.enc.outRows = rowRange{0, 1}
+	}
 	if err := m.encode(ws, rng); err != nil {
 		return 0, err
 	}
@@ -619,7 +622,9 @@ func (m *Model[T]) Embed(ws *Workspace[T], bt *data.Batch, pool string, dst []T)
 		return nil, fmt.Errorf("embed: pool %q, want cls or mean", pool)
 	}
 	m.fillAllTokens(ws, bt, false)
-	ws.enc.clsOnly = pool == PoolCLS
+	if pool == PoolCLS {
+		ws.enc.outRows = rowRange{0, 1}
+	}
 	if err := m.encode(ws, nil); err != nil {
 		return nil, err
 	}

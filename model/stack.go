@@ -48,14 +48,17 @@ type stackActs[T tensor.Float] struct {
 	B, L  int
 	train bool
 	res   [][]T
-	// clsOnly: the caller reads only each sample's row 0 (the [CLS]
-	// token) of the output, so the last block runs its output projection
-	// and MLP on those B rows alone (its attention still reads every key);
-	// the other output rows are left undefined. This skips ~85% of the
-	// last block's work for [CLS]-pooled classifiers and regressors.
-	clsOnly bool
-	// The last block's [CLS] rows when clsOnly, [B, d].
-	clsX, clsMerged, clsOut, clsDx, clsDMerged []T
+	// outRows, when set (hi > 0): the caller reads only rows lo ≤ r < hi
+	// of each sample of the output — the [CLS] row (0, 1) of a pooled
+	// classifier or regressor, the [MASK] rows (Le, Le+Lq) of the
+	// pre-training decoder — so the last block runs its output projection
+	// and MLP on those rows alone (its attention still reads every key);
+	// the other output rows are left undefined. For [CLS] pooling this
+	// skips ~85% of the last block's work.
+	outRows rowRange
+	// The last block's selected rows when outRows is set, [B·S, d] with S
+	// = hi − lo, grown on first use.
+	selX, selMerged, selOut, selDx, selDMerged []T
 	layers                                     []layerActs[T]
 	rot                                        *rope.Table[T] // nil: no rotation (absolute positions)
 	// dAngles [B·L, D·R], when set, accumulates dLoss/d(rotation angle)
@@ -104,9 +107,6 @@ func (a *stackActs[T]) resize(s *stack[T], B, L int, train bool) {
 		l.dp1, l.dp2 = growIf(l.dp1, B, dp), growIf(l.dp2, B, dp)
 	}
 	a.lin, a.lin3 = grow(a.lin, nd), grow(a.lin3, 3*nd)
-	for _, p := range []*[]T{&a.clsX, &a.clsMerged, &a.clsOut, &a.clsDx, &a.clsDMerged} {
-		*p = grow(*p, B*d)
-	}
 	if !train {
 		return
 	}
@@ -173,12 +173,17 @@ func (s *stack[T]) forward(a *stackActs[T], keyPad []bool, rng *rand.Rand) {
 			prob, l.probDrop, keyPad, nilIfEmpty(l.attnMask), B, H, L, hd)
 
 		// From the output projection on, a block works row by row: on
-		// every row, or on the [CLS] rows alone (see clsOnly).
+		// every row, or on the selected rows alone (see outRows).
 		rows, xr, merged, outr := N, x, l.merged, out
-		if a.clsOnly && i == len(s.blocks)-1 {
-			gatherCLS(a.clsX, x, B, L, d)
-			gatherCLS(a.clsMerged, l.merged, B, L, d)
-			rows, xr, merged, outr = B, a.clsX, a.clsMerged, a.clsOut
+		sel := a.selected(i, len(s.blocks))
+		if sel {
+			rows = B * a.outRows.len()
+			for _, p := range []*[]T{&a.selX, &a.selMerged, &a.selOut} {
+				*p = grow(*p, rows*d)
+			}
+			gatherRows(a.outRows, a.selX, x, B, L, d)
+			gatherRows(a.outRows, a.selMerged, l.merged, B, L, d)
+			xr, merged, outr = a.selX, a.selMerged, a.selOut
 		}
 		nn.LinearForward(a.lin, merged, blk.wo.w.W, nil, rows, d, d)
 		nn.ResidualAdd(l.h, xr, a.lin, nilIfEmpty(l.dp1), B, rows/B, d)
@@ -192,8 +197,8 @@ func (s *stack[T]) forward(a *stackActs[T], keyPad []bool, rng *rand.Rand) {
 		}
 		nn.LinearForward(a.lin, l.act, blk.w2.w.W, nil, rows, f, d)
 		nn.ResidualAdd(outr, l.h, a.lin, nilIfEmpty(l.dp2), B, rows/B, d)
-		if rows != N {
-			scatterCLS(out, a.clsOut, B, L, d)
+		if sel {
+			scatterRows(a.outRows, out, a.selOut, B, L, d)
 		}
 		x = out
 	}
@@ -210,9 +215,12 @@ func (s *stack[T]) backward(a *stackActs[T]) {
 	for i := len(s.blocks) - 1; i >= 0; i-- {
 		blk, l, x := &s.blocks[i], &a.layers[i], a.res[i]
 		rows, dx := N, a.dx // the rows the forward pass's row-wise part ran on
-		if a.clsOnly && i == len(s.blocks)-1 {
-			gatherCLS(a.clsDx, a.dx, B, L, d)
-			rows, dx = B, a.clsDx
+		sel := a.selected(i, len(s.blocks))
+		if sel {
+			rows = B * a.outRows.len()
+			a.selDx, a.selDMerged = grow(a.selDx, rows*d), grow(a.selDMerged, rows*d)
+			gatherRows(a.outRows, a.selDx, a.dx, B, L, d)
+			dx = a.selDx
 		}
 
 		// MLP branch: dx is dLoss/d(h + DropPath(MLP(RMSNorm(h)))).
@@ -227,16 +235,16 @@ func (s *stack[T]) backward(a *stackActs[T]) {
 
 		// Attention branch: dx is now dLoss/dh.
 		dBranch = a.branchGrad(dx, l.dp1, B, rows/B, d)
-		if rows == N {
+		if !sel {
 			nn.LinearBackward(a.dMerged, blk.wo.w.G, nil, dBranch, l.merged, blk.wo.w.W, N, d, d, false)
 		} else {
-			// Only the [CLS] rows of h and of the attention output had
+			// Only the selected rows of h and of the attention output had
 			// gradients: spread them back into zero-filled full tensors.
-			nn.LinearBackward(a.clsDMerged, blk.wo.w.G, nil, dBranch, a.clsMerged, blk.wo.w.W, B, d, d, false)
+			nn.LinearBackward(a.selDMerged, blk.wo.w.G, nil, dBranch, a.selMerged, blk.wo.w.W, rows, d, d, false)
 			clear(a.dMerged[:N*d])
-			scatterCLS(a.dMerged, a.clsDMerged, B, L, d)
+			scatterRows(a.outRows, a.dMerged, a.selDMerged, B, L, d)
 			clear(a.dx[:N*d])
-			scatterCLS(a.dx, a.clsDx, B, L, d)
+			scatterRows(a.outRows, a.dx, a.selDx, B, L, d)
 		}
 		// The attention backward reads dOut from dMerged in token order and
 		// writes dv straight into its third of dLin3; dq and dk come out
@@ -275,17 +283,28 @@ func (a *stackActs[T]) branchGrad(dx, dp []T, B, L, d int) []T {
 	return a.dBranch
 }
 
-// gatherCLS copies row 0 of each of B samples of L rows of src into dst
-// [B, d]; scatterCLS is its inverse.
-func gatherCLS[T any](dst, src []T, B, L, d int) {
+// rowRange is rows lo ≤ r < hi of every sample; hi = 0 means all rows.
+type rowRange struct{ lo, hi int }
+
+func (r rowRange) len() int { return r.hi - r.lo }
+
+// selected reports whether block i of depth runs its row-wise part on
+// outRows only: the last block, when outRows is set.
+func (a *stackActs[T]) selected(i, depth int) bool { return a.outRows.hi > 0 && i == depth-1 }
+
+// gatherRows copies rows r.lo..r.hi−1 of each of B samples of L rows of
+// src into dst [B·(hi−lo), d]; scatterRows is its inverse.
+func gatherRows[T any](r rowRange, dst, src []T, B, L, d int) {
+	n := r.len() * d
 	for b := range B {
-		copy(dst[b*d:(b+1)*d], src[b*L*d:])
+		copy(dst[b*n:(b+1)*n], src[(b*L+r.lo)*d:])
 	}
 }
 
-func scatterCLS[T any](dst, src []T, B, L, d int) {
+func scatterRows[T any](r rowRange, dst, src []T, B, L, d int) {
+	n := r.len() * d
 	for b := range B {
-		copy(dst[b*L*d:b*L*d+d], src[b*d:])
+		copy(dst[(b*L+r.lo)*d:(b*L+r.lo)*d+n], src[b*n:])
 	}
 }
 
