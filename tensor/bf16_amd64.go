@@ -103,23 +103,6 @@ func interleave16(lo, hi archsimd.Float32x16) archsimd.Uint32x16 {
 	return roundHi16(lo).ShiftAllRight(16).Or(roundHi16(hi))
 }
 
-// oddWords picks the high 16-bit halves of 32 lanes: pairs of consecutive
-// floats → one uint32 each.
-var oddWords = func() archsimd.Uint16x32 {
-	var idx [32]uint16
-	for i := range idx {
-		idx[i] = uint16(2*i + 1)
-	}
-	return archsimd.LoadUint16x32Slice(idx[:])
-}()
-
-// pairs16 converts 32 consecutive floats into 16 bf16 pairs.
-func pairs16(src []float32, dst []uint32) {
-	lo := roundHi16(archsimd.LoadFloat32x16Slice(src)).AsUint16x32()
-	hi := roundHi16(archsimd.LoadFloat32x16Slice(src[16:])).AsUint16x32()
-	lo.ConcatPermute(hi, oddWords).AsUint32x16().StoreSlice(dst)
-}
-
 // packRowPairs writes the kp pairs of one row of kb floats.
 func packRowPairs(src []float32, kb int, dst []uint32) {
 	src = src[:kb]
@@ -134,7 +117,7 @@ func packRowPairs(src []float32, kb int, dst []uint32) {
 		var in [32]float32
 		var out [16]uint32
 		copy(in[:], src[2*p:])
-		pairs16(in[:], out[:])
+		cvtPairs32(&out[0], &in[0], 1)
 		copy(dst[p:kp(kb)], out[:])
 	}
 }
