@@ -5,11 +5,13 @@ package tensor
 // The bf16 matrix-product path: operands rounded to bfloat16 (round to
 // nearest even) while packing, products on VDPBF16PS (AVX512_BF16: 32
 // bf16 multiply-adds per instruction, twice an fp32 FMA's 16) with float32
-// accumulation. simd/archsimd exposes neither VDPBF16PS nor the
-// AVX512_BF16 CPUID bit, so the micro-kernel is Go assembly
-// (bf16_kernel_amd64.s) and detection reads CPUID itself. It plugs in
-// under the avx512 driver's serial product, so the M/N/K splitting and the
-// batched attention path are shared with fp32.
+// accumulation. simd/archsimd exposes neither VDPBF16PS, VCVTNE2PS2BF16
+// nor the AVX512_BF16 CPUID bit, so the micro-kernel and the packing loops
+// (rounding 32 floats per VCVTNE2PS2BF16, VPERMW to interleave two rows'
+// values into k pairs) are Go assembly (bf16_kernel_amd64.s), and
+// detection reads CPUID itself. It plugs in under the avx512 driver's
+// serial product, so the M/N/K splitting and the per-(sample, head)
+// attention products are shared with fp32.
 //
 // Packed layouts (uint32 = two bf16, the lower k index in the low half):
 //
