@@ -8,7 +8,8 @@ import (
 
 // The bf16 path must equal, to float32 accumulation error, the exact
 // product of the bf16-rounded operands: every shape class of the model
-// (NN, NT, TN, TT; odd k; edge rows/columns; alpha/beta; k-split; batched).
+// (NN, NT, TN, TT; odd k; edge rows/columns; alpha/beta; k-split; the
+// single-core GemmSerial that attention runs per (sample, head)).
 func TestBF16Gemm(t *testing.T) {
 	if !BF16Supported() {
 		if err := SetPrecision(PrecisionBF16); err == nil {
@@ -60,7 +61,9 @@ func TestBF16Gemm(t *testing.T) {
 					case s.batch == 1:
 						GemmSerial(tA, tB, s.m, s.n, s.k, ab[0], a, lda, b, ldb, ab[1], c, ldc)
 					default:
-						GemmBatched(tA, tB, s.m, s.n, s.k, ab[0], a, lda, sa, b, ldb, sb, ab[1], c, ldc, sc, s.batch)
+						for q := range s.batch {
+							GemmSerial(tA, tB, s.m, s.n, s.k, ab[0], a[q*sa:], lda, b[q*sb:], ldb, ab[1], c[q*sc:], ldc)
+						}
 					}
 					SetPrecision(PrecisionFP32)
 					for q := range s.batch {

@@ -1,7 +1,7 @@
 package tensor
 
 // The matrix-multiply seam. Every matmul in romae (linear layers, attention,
-// their gradients) goes through Gemm/GemmBatched, so the float32 back end can
+// their gradients) goes through Gemm/GemmSerial, so the float32 back end can
 // be swapped at run time (ROMAE_GEMM=<name> or SetBackend) without touching
 // the model code.
 //
@@ -54,13 +54,6 @@ import (
 type Backend interface {
 	Name() string
 	Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int)
-}
-
-// batchedBackend is implemented by back ends that know how to run many small
-// independent products better than a plain loop over Sgemm (e.g. spread the
-// batch over cores with single-threaded products inside).
-type batchedBackend interface {
-	sgemmBatched(transA, transB bool, m, n, k int, alpha float32, a []float32, lda, strideA int, b []float32, ldb, strideB int, beta float32, c []float32, ldc, strideC int, batch int)
 }
 
 // serialBackend is implemented by back ends that can run a product on the
@@ -178,54 +171,6 @@ func GemmSerial[T Float](transA, transB bool, m, n, k int, alpha T, a []T, lda i
 		return
 	}
 	dgemm(transA, transB, m, n, k, float64(alpha), as64(a), lda, as64(b), ldb, float64(beta), as64(c), ldc)
-}
-
-// GemmBatched does `batch` independent products; product i uses
-// a[i*strideA:], b[i*strideB:], c[i*strideC:]. The C regions of different
-// products must not overlap (they may interleave, e.g. heads within a row).
-// Meant for attention over (sample, head) pairs: many small products, so the
-// batch, not the product, is what gets spread over cores.
-func GemmBatched[T Float](transA, transB bool, m, n, k int, alpha T, a []T, lda, strideA int, b []T, ldb, strideB int, beta T, c []T, ldc, strideC int, batch int) {
-	if batch < 0 || strideA < 0 || strideB < 0 || strideC < 0 {
-		panic(fmt.Sprintf("tensor.GemmBatched: negative batch or stride (batch=%d strideA=%d strideB=%d strideC=%d)", batch, strideA, strideB, strideC))
-	}
-	if batch == 0 {
-		checkGemm("GemmBatched", transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc)
-		return
-	}
-	// Checking the last product covers all: earlier ones start lower.
-	last := batch - 1
-	checkGemm("GemmBatched", transA, transB, m, n, k,
-		len(a)-min(len(a), last*strideA), lda, len(b)-min(len(b), last*strideB), ldb, len(c)-min(len(c), last*strideC), ldc)
-	if len(a) < last*strideA || len(b) < last*strideB || len(c) < last*strideC {
-		panic(fmt.Sprintf("tensor.GemmBatched: slices too short for batch=%d (len a,b,c = %d,%d,%d; strides %d,%d,%d)",
-			batch, len(a), len(b), len(c), strideA, strideB, strideC))
-	}
-	if m == 0 || n == 0 {
-		return
-	}
-	if k == 0 || alpha == 0 {
-		for i := range batch {
-			scaleC(m, n, beta, c[i*strideC:], ldc)
-		}
-		return
-	}
-	if is32[T]() {
-		a32, b32, c32 := as32(a), as32(b), as32(c)
-		be := f32Backend()
-		if bb, ok := be.(batchedBackend); ok {
-			bb.sgemmBatched(transA, transB, m, n, k, float32(alpha), a32, lda, strideA, b32, ldb, strideB, float32(beta), c32, ldc, strideC, batch)
-			return
-		}
-		for i := range batch {
-			be.Sgemm(transA, transB, m, n, k, float32(alpha), a32[i*strideA:], lda, b32[i*strideB:], ldb, float32(beta), c32[i*strideC:], ldc)
-		}
-		return
-	}
-	a64, b64, c64 := as64(a), as64(b), as64(c)
-	for i := range batch {
-		dgemm(transA, transB, m, n, k, float64(alpha), a64[i*strideA:], lda, b64[i*strideB:], ldb, float64(beta), c64[i*strideC:], ldc)
-	}
 }
 
 // checkGemm panics on shapes/strides/lengths that cannot be right; these are

@@ -100,23 +100,6 @@ func (s *simdBackend) Sgemm(transA, transB bool, m, n, k int, alpha float32, a [
 	})
 }
 
-// sgemmBatched spreads the batch over the cores with one single-threaded
-// product per item: attention's 200×200×60 products are too small to split
-// well, and there are always ≥ 2 of them per call.
-func (s *simdBackend) sgemmBatched(transA, transB bool, m, n, k int, alpha float32, a []float32, lda, strideA int, b []float32, ldb, strideB int, beta float32, c []float32, ldc, strideC int, batch int) {
-	if batch < runtime.GOMAXPROCS(0) {
-		for i := range batch {
-			s.Sgemm(transA, transB, m, n, k, alpha, a[i*strideA:], lda, b[i*strideB:], ldb, beta, c[i*strideC:], ldc)
-		}
-		return
-	}
-	ParallelFor(batch, 1, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			s.serial(transA, transB, m, n, k, alpha, a[i*strideA:], lda, b[i*strideB:], ldb, beta, c[i*strideC:], ldc)
-		}
-	})
-}
-
 // sgemmSerial is GemmSerial's entry: the single-core product.
 func (s *simdBackend) sgemmSerial(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	s.serial(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)

@@ -258,9 +258,7 @@ func TestGemmPanics(t *testing.T) {
 	mustPanic("bad ldc", func() { Gemm(false, false, 2, 3, 1, 1, a, 1, a, 3, 0, a, 2) })
 	mustPanic("short C", func() { Gemm(false, false, 3, 3, 1, 1, a, 1, a, 3, 0, a, 3) })
 	mustPanic("negative", func() { Gemm(false, false, -1, 3, 1, 1, a, 1, a, 3, 0, a, 3) })
-	mustPanic("batched short", func() {
-		GemmBatched(false, false, 2, 2, 1, 1, a, 1, 2, a, 2, 2, 0, a, 2, 4, 2)
-	})
+	mustPanic("serial short C", func() { GemmSerial(false, false, 3, 3, 1, 1, a, 1, a, 3, 0, a, 3) })
 }
 
 func TestSetBackend(t *testing.T) {
@@ -273,76 +271,6 @@ func TestSetBackend(t *testing.T) {
 		}
 	}
 	SetBackend(Backends()[0].Name())
-}
-
-// GemmBatched must equal a loop of Gemm, including with interleaved C
-// (heads side by side in one row) and a shared B (strideB = 0).
-func TestGemmBatched(t *testing.T) {
-	type bc struct {
-		tA, tB              bool
-		m, n, k, batch      int
-		interleave, sharedB bool
-		alpha, beta         float32
-	}
-	var cases []bc
-	for _, tA := range []bool{false, true} {
-		for _, tB := range []bool{false, true} {
-			cases = append(cases,
-				bc{tA, tB, 20, 20, 6, 12, false, false, 1, 0},
-				bc{tA, tB, 33, 7, 40, 5, true, false, 0.5, 1},
-				bc{tA, tB, 65, 40, 17, 3, false, true, 1, -0.5},
-				bc{tA, tB, 200, 60, 200, 1, false, false, 1, 0},
-			)
-		}
-	}
-	rng := rand.New(rand.NewPCG(7, 8))
-	for _, be := range Backends() {
-		SetBackend(be.Name())
-		for _, tc := range cases {
-			lda, ldb := tc.k, tc.n
-			if tc.tA {
-				lda = tc.m
-			}
-			if tc.tB {
-				ldb = tc.k
-			}
-			sA, sB := tc.m*tc.k, tc.k*tc.n
-			if tc.sharedB {
-				sB = 0
-			}
-			ldc, sC := tc.n, tc.m*tc.n
-			if tc.interleave {
-				ldc, sC = tc.n*tc.batch, tc.n
-			}
-			a := to32(randSlice(rng, sA*tc.batch))
-			b := to32(randSlice(rng, tc.k*tc.n*tc.batch))
-			c := to32(randSlice(rng, tc.m*tc.n*tc.batch))
-			want := append([]float32(nil), c...)
-			for i := range tc.batch {
-				Gemm(tc.tA, tc.tB, tc.m, tc.n, tc.k, tc.alpha, a[i*sA:], lda, b[i*sB:], ldb, tc.beta, want[i*sC:], ldc)
-			}
-			GemmBatched(tc.tA, tc.tB, tc.m, tc.n, tc.k, tc.alpha, a, lda, sA, b, ldb, sB, tc.beta, c, ldc, sC, tc.batch)
-			for i := range c {
-				if math.Abs(float64(c[i]-want[i])) > 1e-5*(1+math.Abs(float64(want[i]))) {
-					t.Fatalf("%s %+v: c[%d]=%g want %g", be.Name(), tc, i, c[i], want[i])
-				}
-			}
-		}
-	}
-	SetBackend(Backends()[0].Name())
-
-	// float64 batched against the reference.
-	a, b := randSlice(rng, 3*4*5), randSlice(rng, 3*5*6)
-	c, want := make([]float64, 3*4*6), make([]float64, 3*4*6)
-	GemmBatched(false, true, 4, 6, 5, 1.0, a, 5, 20, b, 5, 30, 0.0, c, 6, 24, 3)
-	for i := range 3 {
-		refGemm(false, true, 4, 6, 5, 1, a[i*20:], 5, b[i*30:], 5, 0, want[i*24:], 6)
-	}
-	for i := range c {
-		if math.Abs(c[i]-want[i]) > 1e-12 {
-			t.Fatalf("float64 batched c[%d]=%g want %g", i, c[i], want[i])
-		}
-	}
 }
 
 func TestParallelFor(t *testing.T) {
