@@ -23,9 +23,9 @@ type stack[T tensor.Float] struct {
 }
 
 // layerActs are one block's saved activations. Shapes with N = B·L rows:
-// d-wide [N,d]; q, k, v [B,H,L,hd]; pre, act [N,ffn]; prob [B,H,L,L]
-// (training only);
-// rstd [N]; drop-path scales [B].
+// d-wide [N,d]; q, k, v [B,H,L,hd] (v only in training: evaluation reads
+// it in place); pre, act [N,ffn]; prob [B,H,L,L] (training only); rstd
+// [N]; drop-path scales [B].
 type layerActs[T tensor.Float] struct {
 	norm1, rstd1, q, k, v, merged     []T
 	h, norm2, rstd2, pre, act         []T
@@ -92,9 +92,10 @@ func (a *stackActs[T]) resize(s *stack[T], B, L int, train bool) {
 			break
 		}
 		l := &a.layers[i]
-		for _, p := range []*[]T{&l.norm1, &l.q, &l.k, &l.v, &l.merged, &l.h, &l.norm2} {
+		for _, p := range []*[]T{&l.norm1, &l.q, &l.k, &l.merged, &l.h, &l.norm2} {
 			*p = grow(*p, nd)
 		}
+		l.v = growIf(l.v, nd, train)
 		l.rstd1, l.rstd2 = grow(l.rstd1, N), grow(l.rstd2, N)
 		l.pre, l.act = grow(l.pre, nf), grow(l.act, nf)
 		l.prob = growIf(l.prob, nll, train)
