@@ -27,21 +27,21 @@ func rotateCopy32(dst, src, cos, sin []float32, l Layout, L, heads int, dOff, sO
 		b, i := r/L, r%L
 		for ax := range l.D {
 			o := r*w + ax*R
-			c[ax] = archsimd.LoadFloat32x16SlicePart(cos[o : o+R])
-			s[ax] = archsimd.LoadFloat32x16SlicePart(sin[o : o+R]).Mul(sign)
+			c[ax] = loadPart(cos[o : o+R])
+			s[ax] = loadPart(sin[o : o+R]).Mul(sign)
 		}
 		for h := range heads {
 			in, out := src[sOff.at(b, i, h):][:hd], dst[dOff.at(b, i, h):][:hd]
 			for o := 0; o < hd; o += 16 {
 				e := min(o+16, hd)
-				archsimd.LoadFloat32x16SlicePart(in[o:e]).StoreSlicePart(out[o:e])
+				storePart(loadPart(in[o:e]), out[o:e])
 			}
 			for ax := range l.D {
 				o := ax * l.AxisDim
-				x1 := archsimd.LoadFloat32x16SlicePart(in[o : o+R])
-				x2 := archsimd.LoadFloat32x16SlicePart(in[o+half : o+half+R])
-				x1.Mul(c[ax]).Sub(x2.Mul(s[ax])).StoreSlicePart(out[o : o+R])
-				x1.MulAdd(s[ax], x2.Mul(c[ax])).StoreSlicePart(out[o+half : o+half+R])
+				x1 := loadPart(in[o : o+R])
+				x2 := loadPart(in[o+half : o+half+R])
+				storePart(x1.Mul(c[ax]).Sub(x2.Mul(s[ax])), out[o:o+R])
+				storePart(x1.MulAdd(s[ax], x2.Mul(c[ax])), out[o+half:o+half+R])
 			}
 		}
 	}

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing, then runs the whole test suite: once with the
 # default back ends (pure-Go AVX-512/AVX2 GEMM and gonum), once more for the
-# packages that use the OpenBLAS back end through cgo, and once for the
+# packages that use the OpenBLAS back end through cgo, once more for the
+# numeric packages under -race, and once for the
 # numeric packages in the portable build (no GOEXPERIMENT=simd: gonum and
 # scalar float32 paths only).
 set -euo pipefail
@@ -11,5 +12,8 @@ export GOEXPERIMENT=simd
 go vet ./...
 go test -count=1 ./...
 go test -count=1 -tags openblas ./tensor/ ./model/
+# The numeric packages under the race detector, which also turns on
+# checkptr (unsafe views, masked partial vector loads/stores).
+go test -count=1 -race ./tensor/ ./nn/ ./rope/ ./optim/ ./model/
 GOEXPERIMENT= go vet ./...
 GOEXPERIMENT= go test -count=1 ./tensor/... ./nn/ ./rope/ ./model/

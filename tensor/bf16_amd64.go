@@ -184,9 +184,9 @@ func packBF16B(transB bool, b []float32, ldb, pc, j0, kb, w int, d []uint32) {
 			n := max(0, min(16, w-jb))
 			var lo, hi archsimd.Float32x16
 			if n > 0 {
-				lo = archsimd.LoadFloat32x16SlicePart(r0[jb : jb+n])
+				lo = loadPart(r0[jb : jb+n])
 				if r1 != nil {
-					hi = archsimd.LoadFloat32x16SlicePart(r1[jb : jb+n])
+					hi = loadPart(r1[jb : jb+n])
 				}
 			}
 			interleave16(lo, hi).StoreSlice(dst[jb:])

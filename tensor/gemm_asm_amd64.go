@@ -202,14 +202,14 @@ func storeTile32(c []float32, ldc, rows, cols int, alpha, beta float32, out *[25
 		// tiles): masked loads and stores, not a scalar loop.
 		for j := 0; j < cols; j += 16 {
 			e := min(j+16, cols)
-			v := archsimd.LoadFloat32x16SlicePart(t[j:e])
+			v := loadPart(t[j:e])
 			if alpha != 1 {
 				v = v.Mul(va)
 			}
 			if beta != 0 {
-				v = archsimd.LoadFloat32x16SlicePart(row[j:e]).MulAdd(vb, v)
+				v = loadPart(row[j:e]).MulAdd(vb, v)
 			}
-			v.StoreSlicePart(row[j:e])
+			storePart(v, row[j:e])
 		}
 	}
 }

@@ -72,7 +72,7 @@ func scaleVec(x []float32, a float32) {
 		archsimd.LoadFloat32x16Slice(x[i:]).Mul(va).StoreSlice(x[i:])
 	}
 	if i < len(x) {
-		archsimd.LoadFloat32x16SlicePart(x[i:]).Mul(va).StoreSlicePart(x[i:])
+		storePart(loadPart(x[i:]).Mul(va), x[i:])
 	}
 }
 
@@ -113,9 +113,9 @@ func softmaxMax(s []float32, scale float32, bias []float32) float32 {
 		vm = vm.Max(v)
 	}
 	if n := len(s) - j; n > 0 {
-		v := archsimd.LoadFloat32x16SlicePart(s[j:]).Mul(vs).Add(archsimd.LoadFloat32x16Slice(laneTail[16-n:]))
+		v := loadPart(s[j:]).Mul(vs).Add(archsimd.LoadFloat32x16Slice(laneTail[16-n:]))
 		if bias != nil {
-			v = v.Add(archsimd.LoadFloat32x16SlicePart(bias[j:len(s)]))
+			v = v.Add(loadPart(bias[j:len(s)]))
 		}
 		vm = vm.Max(v)
 	}
@@ -149,13 +149,13 @@ func softmaxExp(s []float32, scale, mx float32, bias, keep []float32) float32 {
 		acc = acc.Add(e)
 	}
 	if n := len(s) - j; n > 0 {
-		e := exp16(archsimd.LoadFloat32x16SlicePart(s[j:]).MulAdd(vs, vmx))
+		e := exp16(loadPart(s[j:]).MulAdd(vs, vmx))
 		if keep != nil {
-			e = e.Mul(archsimd.LoadFloat32x16SlicePart(keep[j:len(s)]))
+			e = e.Mul(loadPart(keep[j:len(s)]))
 		} else {
 			e = e.Mul(archsimd.LoadFloat32x16Slice(laneKeep[16-n:]))
 		}
-		e.StoreSlicePart(s[j:])
+		storePart(e, s[j:])
 		acc = acc.Add(e)
 	}
 	return hsum(acc)
@@ -224,7 +224,7 @@ func dotVec(a, b []float32) (float32, int) {
 		acc = ld(a[i:]).MulAdd(ld(b[i:]), acc)
 	}
 	if i < len(a) { // masked tail: the zero-filled lanes add nothing
-		acc = archsimd.LoadFloat32x16SlicePart(a[i:]).MulAdd(archsimd.LoadFloat32x16SlicePart(b[i:len(a)]), acc)
+		acc = loadPart(a[i:]).MulAdd(loadPart(b[i:len(a)]), acc)
 	}
 	return hsum(acc), len(a)
 }
@@ -249,10 +249,10 @@ func rotateVec(y1, y2, x1, x2, c, s []float32, sign float32) int {
 	n, vsg := len(c), bc(sign)
 	for i := 0; i < n; i += 16 {
 		e := min(i+16, n)
-		a, b := archsimd.LoadFloat32x16SlicePart(x1[i:e]), archsimd.LoadFloat32x16SlicePart(x2[i:e])
-		vc, vs := archsimd.LoadFloat32x16SlicePart(c[i:e]), archsimd.LoadFloat32x16SlicePart(s[i:e]).Mul(vsg)
-		a.Mul(vc).Sub(b.Mul(vs)).StoreSlicePart(y1[i:e])
-		a.MulAdd(vs, b.Mul(vc)).StoreSlicePart(y2[i:e])
+		a, b := loadPart(x1[i:e]), loadPart(x2[i:e])
+		vc, vs := loadPart(c[i:e]), loadPart(s[i:e]).Mul(vsg)
+		storePart(a.Mul(vc).Sub(b.Mul(vs)), y1[i:e])
+		storePart(a.MulAdd(vs, b.Mul(vc)), y2[i:e])
 	}
 	return n
 }
@@ -303,7 +303,7 @@ func softmaxGradVec(ds, p []float32, dot, scale float32) int {
 		ld(p[i:]).Mul(ld(ds[i:]).Sub(vd)).Mul(vs).StoreSlice(ds[i:])
 	}
 	if i < len(ds) {
-		archsimd.LoadFloat32x16SlicePart(p[i:len(ds)]).Mul(archsimd.LoadFloat32x16SlicePart(ds[i:]).Sub(vd)).Mul(vs).StoreSlicePart(ds[i:])
+		storePart(loadPart(p[i:len(ds)]).Mul(loadPart(ds[i:]).Sub(vd)).Mul(vs), ds[i:])
 	}
 	return len(ds)
 }
