@@ -29,10 +29,10 @@ import (
 )
 
 //go:noescape
-func dpbf16x8x32(kp int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, out *[256]float32)
+func dpbf16x8x32(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, out *[256]float32)
 
 //go:noescape
-func dpbf16x8x32c(kp int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr)
+func dpbf16x8x32c(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr)
 
 //go:noescape
 func cvtPairs32(dst *uint32, src *float32, blocks int)

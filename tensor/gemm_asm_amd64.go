@@ -13,10 +13,10 @@ import (
 )
 
 //go:noescape
-func fma8x32c(kc int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr)
+func fma8x32c(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr)
 
 //go:noescape
-func fma8x32(kc int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, out *[256]float32)
+func fma8x32(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, out *[256]float32)
 
 const (
 	asmMR = 8
