@@ -172,39 +172,39 @@ func grow[T any](s []T, n int) []T {
 // rows are ld apart (ld ≥ H·hd: q, k, v side by side in one projection
 // output). The table must have N = B·L rows.
 func (t *Table[T]) RotateSplit(dst, src []T, ld, B, L, heads int) {
-	hd := t.HeadDim
-	headMajor, tokenMajor := headStrides{heads * L * hd, hd, L * hd}, headStrides{L * ld, ld, hd}
-	tensor.ParallelFor(B*L, 32, func(lo, hi int) {
-		if t.rotateCopy32(dst, src, L, heads, headMajor, tokenMajor, lo, hi, false) {
-			return
-		}
-		for r := lo; r < hi; r++ {
-			b, l := r/L, r%L
-			for h := 0; h < heads; h++ {
-				o, in := dst[headMajor.at(b, l, h):][:hd], src[tokenMajor.at(b, l, h):][:hd]
-				copy(o, in)
-				t.rotateHead(o, in, r, false)
-			}
-		}
-	})
+	headMajor, tokenMajor := t.layouts(ld, L, heads)
+	t.rotateCopy(dst, src, headMajor, tokenMajor, B, L, heads, false)
 }
 
 // MergeRotateInverse is MergeHeads fused with the inverse rotation (the
 // backward of RotateSplit): dst[B·L, H·hd] (rows ld apart) ←
 // rotate⁻¹(src[B,H,L,hd]).
 func (t *Table[T]) MergeRotateInverse(dst, src []T, ld, B, L, heads int) {
+	headMajor, tokenMajor := t.layouts(ld, L, heads)
+	t.rotateCopy(dst, src, tokenMajor, headMajor, B, L, heads, true)
+}
+
+// layouts are the strides of a head-major [B,H,L,hd] tensor and of the
+// heads in rows ld apart of a token-major [B·L, ld] one.
+func (t *Table[T]) layouts(ld, L, heads int) (headMajor, tokenMajor headStrides) {
 	hd := t.HeadDim
-	headMajor, tokenMajor := headStrides{heads * L * hd, hd, L * hd}, headStrides{L * ld, ld, hd}
+	return headStrides{heads * L * hd, hd, L * hd}, headStrides{L * ld, ld, hd}
+}
+
+// rotateCopy writes every head of dst (at dOff) as the head of src (at
+// sOff) of the same token, rotated (inverse: by minus the angles).
+func (t *Table[T]) rotateCopy(dst, src []T, dOff, sOff headStrides, B, L, heads int, inverse bool) {
+	hd := t.HeadDim
 	tensor.ParallelFor(B*L, 32, func(lo, hi int) {
-		if t.rotateCopy32(dst, src, L, heads, tokenMajor, headMajor, lo, hi, true) {
+		if t.rotateCopy32(dst, src, L, heads, dOff, sOff, lo, hi, inverse) {
 			return
 		}
 		for r := lo; r < hi; r++ {
 			b, l := r/L, r%L
 			for h := 0; h < heads; h++ {
-				o, in := dst[tokenMajor.at(b, l, h):][:hd], src[headMajor.at(b, l, h):][:hd]
+				o, in := dst[dOff.at(b, l, h):][:hd], src[sOff.at(b, l, h):][:hd]
 				copy(o, in)
-				t.rotateHead(o, in, r, true)
+				t.rotateHead(o, in, r, inverse)
 			}
 		}
 	})
