@@ -131,20 +131,7 @@ func BackendName() string { return (*current.Load()).Name() }
 // beta==0 overwrites C, so NaN/garbage already in C does not leak through.
 // float32 goes to the selected Backend, float64 to gonum (gradient checks).
 func Gemm[T Float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
-	checkGemm("Gemm", transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc)
-	if m == 0 || n == 0 {
-		return
-	}
-	if k == 0 || alpha == 0 {
-		scaleC(m, n, beta, c, ldc)
-		return
-	}
-	if is32[T]() {
-		a32, b32, c32 := as32(a), as32(b), as32(c)
-		f32Backend().Sgemm(transA, transB, m, n, k, float32(alpha), a32, lda, b32, ldb, float32(beta), c32, ldc)
-		return
-	}
-	dgemm(transA, transB, m, n, k, float64(alpha), as64(a), lda, as64(b), ldb, float64(beta), as64(c), ldc)
+	gemm("Gemm", false, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 // GemmSerial is Gemm on the calling goroutine alone, for callers that
@@ -152,7 +139,14 @@ func Gemm[T Float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b 
 // runs one (sample, head) per task), where a product that split itself
 // would only add hand-offs.
 func GemmSerial[T Float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
-	checkGemm("GemmSerial", transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc)
+	gemm("GemmSerial", true, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// gemm is Gemm and GemmSerial: the checks and the k = 0 / alpha = 0 case,
+// then the float32 back end (its single-core product when serial and it
+// has one) or gonum for float64.
+func gemm[T Float](fn string, serial, transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	checkGemm(fn, transA, transB, m, n, k, len(a), lda, len(b), ldb, len(c), ldc)
 	if m == 0 || n == 0 {
 		return
 	}
@@ -163,7 +157,7 @@ func GemmSerial[T Float](transA, transB bool, m, n, k int, alpha T, a []T, lda i
 	if is32[T]() {
 		a32, b32, c32 := as32(a), as32(b), as32(c)
 		be := f32Backend()
-		if sb, ok := be.(serialBackend); ok {
+		if sb, ok := be.(serialBackend); serial && ok {
 			sb.sgemmSerial(transA, transB, m, n, k, float32(alpha), a32, lda, b32, ldb, float32(beta), c32, ldc)
 			return
 		}
