@@ -78,9 +78,7 @@ func (c *clipTask) runRange(lo, hi int) {
 			off := c.offs[i]
 			seg := g[max(elo-off, 0):min(ehi-off, len(g))]
 			if c.scaling {
-				for j := scaleVec(seg, c.coef); j < len(seg); j++ {
-					seg[j] *= c.coef
-				}
+				tensor.Scale32(seg, c.coef)
 			} else {
 				ss += sumSquares(seg)
 			}

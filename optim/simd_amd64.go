@@ -55,16 +55,3 @@ func sumSquaresVec(x []float32) (float64, int) {
 	acc0.Add(acc1).Store(&t)
 	return ((t[0] + t[1]) + (t[2] + t[3])) + ((t[4] + t[5]) + (t[6] + t[7])), i
 }
-
-// scaleVec is x *= s over the leading multiple of 16 elements; it
-// returns how many it scaled.
-func scaleVec(x []float32, s float32) int {
-	if !hasAVX512 {
-		return 0
-	}
-	vs, i := archsimd.BroadcastFloat32x16(s), 0
-	for ; i+16 <= len(x); i += 16 {
-		archsimd.LoadFloat32x16Slice(x[i:]).Mul(vs).StoreSlice(x[i:])
-	}
-	return i
-}

@@ -5,4 +5,3 @@ package optim
 func adamVec(w, g, m, v []float32, dm float32, k *adamScalars) int { return 0 }
 
 func sumSquaresVec(x []float32) (float64, int) { return 0, 0 }
-func scaleVec(x []float32, s float32) int      { return 0 }

@@ -106,7 +106,10 @@ func SoftmaxRow32(s []float32, scale float32, bias, keep []float32) {
 	scaleVec(s, inv)
 }
 
-// scaleVecScalar is x *= a for the elements vector code did not cover.
+// Scale32 is x *= a.
+func Scale32(x []float32, a float32) { scaleVec(x, a) }
+
+// scaleTail is x *= a for the elements vector code did not cover.
 func scaleTail(x []float32, a float32) {
 	for i := range x {
 		x[i] *= a
