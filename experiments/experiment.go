@@ -19,6 +19,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"romae/ckpt"
 )
 
 // Budgets.
@@ -158,10 +160,10 @@ func Run(ctx context.Context, name string, o Options) (*Result, error) {
 	}
 	r.Seconds = time.Since(start).Seconds()
 	b, _ := json.MarshalIndent(r, "", "  ")
-	if err := os.WriteFile(filepath.Join(dir, "results.json"), append(b, '\n'), 0o644); err != nil {
+	if err := writeAtomic(filepath.Join(dir, "results.json"), append(b, '\n')); err != nil {
 		return nil, err
 	}
-	return r, os.WriteFile(filepath.Join(dir, "results.md"), []byte(r.Markdown()), 0o644)
+	return r, writeAtomic(filepath.Join(dir, "results.md"), []byte(r.Markdown()))
 }
 
 // Markdown renders the result as table rows (with a header).
@@ -207,4 +209,13 @@ func meanStd(x []float64) (float64, float64) {
 func (r *Result) addRow(row Row) {
 	row.Mean, row.Std = meanStd(row.Values)
 	r.Rows = append(r.Rows, row)
+}
+
+// writeAtomic replaces path with b through ckpt.WriteFileAtomic, so an
+// interrupted experiment never leaves a half-written results file.
+func writeAtomic(path string, b []byte) error {
+	return ckpt.WriteFileAtomic(path, func(w io.Writer) error {
+		_, err := w.Write(b)
+		return err
+	})
 }

@@ -427,5 +427,9 @@ func trimMetrics(path string, step int) error {
 		}
 		keep = append(keep, line...)
 	}
-	return os.WriteFile(path, keep, 0o644)
+	// Atomic: a crash while rewriting must not lose the records kept.
+	return ckpt.WriteFileAtomic(path, func(w io.Writer) error {
+		_, err := w.Write(keep)
+		return err
+	})
 }

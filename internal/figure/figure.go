@@ -4,10 +4,15 @@ package figure
 
 import (
 	"image/color"
+	"io"
+	"path/filepath"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+
+	"romae/ckpt"
 )
 
 // Series is one named line or point set of a figure.
@@ -23,7 +28,8 @@ var palette = []color.Color{
 	color.RGBA{214, 39, 40, 255}, color.RGBA{148, 103, 189, 255}, color.RGBA{140, 86, 75, 255},
 }
 
-// Save writes a PNG figure (6×4 inches).
+// Save writes a PNG figure (6×4 inches), atomically (ckpt.WriteFileAtomic):
+// an interrupted run never leaves a half-written image behind.
 func Save(path, title, xlabel, ylabel string, ss []Series) error {
 	p := plot.New()
 	p.Title.Text, p.X.Label.Text, p.Y.Label.Text = title, xlabel, ylabel
@@ -68,5 +74,12 @@ func Save(path, title, xlabel, ylabel string, ss []Series) error {
 		}
 	}
 	p.Legend.Top = true
-	return p.Save(6*vg.Inch, 4*vg.Inch, path)
+	wt, err := p.WriterTo(6*vg.Inch, 4*vg.Inch, strings.TrimPrefix(filepath.Ext(path), "."))
+	if err != nil {
+		return err
+	}
+	return ckpt.WriteFileAtomic(path, func(w io.Writer) error {
+		_, err := wt.WriteTo(w)
+		return err
+	})
 }
