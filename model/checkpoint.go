@@ -84,6 +84,9 @@ func Load[T tensor.Float](path string) (*Model[T], *Checkpoint, error) {
 	if err := json.Unmarshal([]byte(f.Metadata[metaConfig]), &cfg); err != nil {
 		return nil, nil, fmt.Errorf("%s: metadata %s: %w", path, metaConfig, err)
 	}
+	if cfg.QueryAttention == "" {
+		cfg.QueryAttention = QueryAll // written before the option existed
+	}
 	m, err := New[T](cfg, 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", path, err)

@@ -96,6 +96,19 @@ const (
 	PoolToken = "token" // one prediction per token (per-token regression)
 )
 
+// How the decoder's query ([MASK]) tokens attend (Config.QueryAttention).
+const (
+	// QueryAll is the paper's and the authors' decoder: every token, visible
+	// or [MASK], attends to every other. A query's prediction then depends
+	// on which other positions are queried with it.
+	QueryAll = "all"
+	// QueryIndependent: a query attends to the visible tokens and to itself,
+	// never to another query, and the visible tokens attend to visible
+	// tokens only. A prediction depends on the observations and its own
+	// position alone (docs/interpolation.md).
+	QueryIndependent = "independent"
+)
+
 // Config is everything that fixes a model's parameters and function.
 // Training hyper-parameters live elsewhere; dropout rates are here because
 // the forward pass applies them.
@@ -113,6 +126,10 @@ type Config struct {
 	Pool        string  `json:"pool" yaml:"pool"`
 	NormEps     float64 `json:"rmsnorm_eps" yaml:"rmsnorm_eps"`
 	NormTargets bool    `json:"normalize_targets" yaml:"normalize_targets"`
+	// QueryAttention is the decoder's attention pattern for query tokens:
+	// QueryAll or QueryIndependent ("" reads as QueryAll, what checkpoints
+	// written before the option existed used). Pre-training only.
+	QueryAttention string `json:"query_attention" yaml:"query_attention"`
 	// Siren configures the learned angles when PosEncoding is "siren".
 	Siren rope.SirenSpec `json:"siren,omitzero" yaml:"siren"`
 
@@ -137,6 +154,8 @@ func DefaultConfig() Config {
 		Task:        TaskPretrain,
 		Pool:        PoolCLS,
 		NormEps:     1e-12,
+
+		QueryAttention: QueryAll,
 	}
 }
 
@@ -156,6 +175,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("rope_base %v: want > 1", c.RoPEBase)
 	case !(c.NormEps > 0):
 		return fmt.Errorf("rmsnorm_eps %v: want > 0", c.NormEps)
+	case c.QueryAttention != "" && c.QueryAttention != QueryAll && c.QueryAttention != QueryIndependent:
+		return fmt.Errorf("query_attention %q: want %s or %s", c.QueryAttention, QueryAll, QueryIndependent)
 	}
 	for name, r := range map[string]float64{"attn_dropout": c.AttnDropout, "hidden_dropout": c.HiddenDropout,
 		"head_dropout": c.HeadDropout, "drop_path": c.DropPath} {
@@ -228,6 +249,10 @@ func checkAbsolute(field string, dModel, posDims int) error {
 func DefaultSiren(posDims int) rope.SirenSpec {
 	return rope.SirenSpec{Axes: []int{posDims - 1}, TimeAxis: posDims - 1, TimeScale: 1, Hidden: 32, Omega0: 10, CatDim: 4}
 }
+
+// independentQueries reports whether the decoder keeps queries apart
+// (QueryIndependent).
+func (c *Config) independentQueries() bool { return c.QueryAttention == QueryIndependent }
 
 // ropeLayout is the stack's rotation geometry (zero Layout when absolute).
 func (c *Config) ropeLayout(s Size) rope.Layout {

@@ -74,19 +74,36 @@ func TestModelGradients(t *testing.T) {
 		intPos bool
 		opt    LossOptions
 	}{
-		{"pretrain/rope2d/cls/dropout", func() Config {
+		{"pretrain/rope2d/cls/dropout/all", func() Config {
 			c := smallConfig(TaskPretrain, 2)
 			c.AttnDropout, c.HiddenDropout, c.HeadDropout, c.DropPath = 0.2, 0.2, 0.2, 0.3
+			c.QueryAttention = QueryAll
 			return c
 		}, false, LossOptions{}},
-		{"pretrain/absolute1d/nocls/normtargets", func() Config {
+		{"pretrain/rope2d/cls/dropout/independent", func() Config {
+			c := smallConfig(TaskPretrain, 2)
+			c.AttnDropout, c.HiddenDropout, c.HeadDropout, c.DropPath = 0.2, 0.2, 0.2, 0.3
+			c.QueryAttention = QueryIndependent
+			return c
+		}, false, LossOptions{}},
+		{"pretrain/absolute1d/nocls/normtargets/independent", func() Config {
 			c := smallConfig(TaskPretrain, 1)
 			c.PosEncoding, c.UseCLS, c.Values, c.NormTargets = PosAbsolute, false, 3, true
+			c.QueryAttention = QueryIndependent
 			return c
 		}, false, LossOptions{}},
-		{"pretrain/rope3d/p1", func() Config {
+		{"pretrain/rope3d/p1/all", func() Config {
 			c := smallConfig(TaskPretrain, 3)
 			c.P = 1
+			c.QueryAttention = QueryAll
+			return c
+		}, false, LossOptions{}},
+		{"pretrain/rope1d/nocls/independent/3 blocks", func() Config {
+			// No [CLS]: the prefix is the visible tokens alone, some
+			// samples with padded visible slots.
+			c := smallConfig(TaskPretrain, 1)
+			c.UseCLS, c.Decoder.Depth, c.AttnDropout = false, 3, 0.1
+			c.QueryAttention = QueryIndependent
 			return c
 		}, false, LossOptions{}},
 		{"classify/ropeint/cls/weights+smoothing", func() Config {
@@ -113,8 +130,9 @@ func TestModelGradients(t *testing.T) {
 			c.UseCLS, c.Pool = false, PoolMean
 			return c
 		}, false, LossOptions{}},
-		{"pretrain/siren/time+cycles+band", func() Config {
+		{"pretrain/siren/time+cycles+band/independent", func() Config {
 			c := smallConfig(TaskPretrain, 2)
+			c.QueryAttention = QueryIndependent
 			c.PosEncoding = PosSiren
 			c.Siren = DefaultSiren(2)
 			c.Siren.Periods, c.Siren.CatAxes, c.Siren.CatSizes, c.Siren.Hidden = []float64{7, 3.5}, []int{0}, []int{20}, 8
@@ -239,6 +257,7 @@ func TestConfigRefusals(t *testing.T) {
 		{"cls pool without cls", func(c *Config) { c.Task = TaskClassify; c.Outputs = 3; c.UseCLS = false }, "use_cls"},
 		{"norm targets of 1 value", func(c *Config) { c.NormTargets = true }, "normalize_targets"},
 		{"zero eps", func(c *Config) { c.NormEps = 0 }, "rmsnorm_eps"},
+		{"unknown query attention", func(c *Config) { c.QueryAttention = "causal" }, "query_attention"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -533,5 +552,243 @@ func TestEvalModeSharesBuffers(t *testing.T) {
 				}
 			}()
 		}
+	}
+}
+
+// queryBatch is one sample of n observations (values C, D axes) and its
+// query positions: target alone, or target among `others` more.
+func queryProblem(C, D, n, others int, seed uint64) (bt *data.Batch, target []float32, many []float32) {
+	rng := rand.New(rand.NewPCG(seed, 3))
+	bt = &data.Batch{B: 1, L: n, C: C, D: D, Values: make([]float32, n*C), Positions: make([]float32, n*D),
+		Pad: make([]bool, n), Lengths: []int{n}, Labels: []int{0}}
+	for i := range bt.Values {
+		bt.Values[i] = float32(rng.NormFloat64())
+	}
+	for i := range bt.Positions {
+		bt.Positions[i] = float32(rng.Float64() * 30)
+	}
+	target = make([]float32, D)
+	for j := range target {
+		target[j] = float32(rng.Float64() * 30)
+	}
+	// The target sits in the middle of the others.
+	for q := 0; q < others; q++ {
+		if q == others/2 {
+			many = append(many, target...)
+		}
+		for j := 0; j < D; j++ {
+			many = append(many, float32(rng.Float64()*30))
+		}
+	}
+	return bt, target, many
+}
+
+// TestIndependentQueries: with QueryAttention "independent" the prediction
+// at a query position is the same whether it is asked alone or among 50
+// other queries (issue 11); with "all" (the authors' decoder) it is not,
+// which is what makes the test meaningful.
+func TestIndependentQueries(t *testing.T) {
+	for _, mode := range []string{QueryIndependent, QueryAll} {
+		for _, cls := range []bool{true, false} {
+			cfg := smallConfig(TaskPretrain, 2)
+			cfg.Values, cfg.UseCLS, cfg.QueryAttention = 3, cls, mode
+			m, err := New[float32](cfg, 5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rng := rand.New(rand.NewPCG(6, 6))
+			for i := range m.W {
+				m.W[i] += 0.3 * float32(rng.NormFloat64()) // [MASK] and biases away from 0
+			}
+			bt, target, many := queryProblem(3, 2, 23, 50, 8)
+			ws := m.NewWorkspace()
+			y, err := m.Interpolate(ws, bt, target, []bool{false}, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			alone := append([]float32(nil), y[:3]...)
+			pad := make([]bool, 51)
+			y, err = m.Interpolate(ws, bt, many, pad, 51)
+			if err != nil {
+				t.Fatal(err)
+			}
+			among := y[25*3 : 26*3]
+			var diff float64
+			for j := range alone {
+				diff = math.Max(diff, math.Abs(float64(alone[j]-among[j])))
+			}
+			t.Logf("%s, cls %v: alone %v, among 50 others %v (max diff %.3g)", mode, cls, alone, among, diff)
+			switch {
+			case mode == QueryIndependent && diff > 1e-6:
+				t.Errorf("independent, cls %v: prediction alone %v, among 50 queries %v", cls, alone, among)
+			case mode == QueryAll && diff < 1e-4:
+				t.Errorf("all, cls %v: prediction did not change with the other queries (%v): the test cannot tell the modes apart", cls, alone)
+			}
+		}
+	}
+}
+
+// Pre-training under "independent": the loss of one masked token is not
+// changed by what the other masked tokens hold or where they sit, and the
+// padded query slots do not matter either.
+func TestIndependentPretrainQueriesDoNotInteract(t *testing.T) {
+	cfg := smallConfig(TaskPretrain, 1)
+	cfg.QueryAttention = QueryIndependent
+	m, err := New[float64](cfg, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 1))
+	for i := range m.W {
+		m.W[i] += 0.2 * rng.NormFloat64()
+	}
+	bt := testBatch(2, 9, 2, 1, false, 4)
+	mask := testMask(bt, 5)
+	ws := m.NewWorkspace()
+	if _, err := m.ForwardPretrain(ws, bt, mask, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	before := append([]float64(nil), ws.Reconstruction()...)
+	Lq := ws.QueriesPerSample()
+	// Move the position of the last masked token of sample 0.
+	last := -1
+	for i := 0; i < bt.L; i++ {
+		if mask[i] {
+			last = i
+		}
+	}
+	if last < 0 || Lq < 2 {
+		t.Fatalf("test batch has %d queries in sample 0", Lq)
+	}
+	bt.Positions[last] += 7.5
+	if _, err := m.ForwardPretrain(ws, bt, mask, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	after := ws.Reconstruction()
+	changed := 0
+	q := -1
+	for i := 0; i <= last; i++ {
+		if mask[i] {
+			q++
+		}
+	}
+	for r := 0; r < len(before)/cfg.Values; r++ {
+		for j := 0; j < cfg.Values; j++ {
+			i := r*cfg.Values + j
+			if r == q {
+				if before[i] != after[i] {
+					changed++
+				}
+				continue
+			}
+			if math.Abs(before[i]-after[i]) > 1e-12 {
+				t.Fatalf("moving query %d changed the reconstruction of row %d: %v → %v", q, r, before[i], after[i])
+			}
+		}
+	}
+	if changed == 0 {
+		t.Errorf("moving a query did not change its own reconstruction")
+	}
+}
+
+// Checkpoints written before query_attention existed load as "all" (the
+// decoder they were trained with); a saved "independent" survives a round
+// trip; the authors' checkpoints are "all".
+func TestQueryAttentionInCheckpoints(t *testing.T) {
+	cfg := smallConfig(TaskPretrain, 2)
+	cfg.QueryAttention = QueryIndependent
+	m, err := New[float32](cfg, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := m.Save(dir+"/new.safetensors", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := Load[float32](dir + "/new.safetensors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Cfg.QueryAttention != QueryIndependent {
+		t.Errorf("saved independent, loaded %q", got.Cfg.QueryAttention)
+	}
+	// An old checkpoint: the config JSON without the field.
+	raw, _ := json.Marshal(m.Cfg)
+	var fields map[string]any
+	json.Unmarshal(raw, &fields)
+	delete(fields, "query_attention")
+	old, _ := json.Marshal(fields)
+	m.Cfg.QueryAttention = QueryAll // what Save writes is replaced below
+	if err := m.Save(dir+"/old.safetensors", map[string]string{metaConfig: string(old)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	got, ck, err := Load[float32](dir + "/old.safetensors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(ck.Meta[metaConfig], "query_attention") {
+		t.Fatalf("test checkpoint still has the field: %s", ck.Meta[metaConfig])
+	}
+	if got.Cfg.QueryAttention != QueryAll {
+		t.Errorf("checkpoint without query_attention loaded as %q, want %q", got.Cfg.QueryAttention, QueryAll)
+	}
+	var fx ParityFixture
+	b, err := os.ReadFile(parityDir + "/fixture.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &fx); err != nil {
+		t.Fatal(err)
+	}
+	if c := fx.config(); c.QueryAttention != QueryAll {
+		t.Errorf("authors' fixture config has query_attention %q", c.QueryAttention)
+	}
+	var oc OfficialConfig
+	oc.DecoderConfig = &officialStack{}
+	if c, _ := oc.Config(); c.QueryAttention != QueryAll {
+		t.Errorf("authors' model_config.json translates to query_attention %q", c.QueryAttention)
+	}
+}
+
+// The authors' pre-training fixture is reproduced by "all" (the mode their
+// checkpoints load with) and not by "independent": their decoder lets
+// [MASK] tokens attend to each other, and the fixture sees the difference.
+func TestOfficialParityNeedsQueryAll(t *testing.T) {
+	var fx ParityFixture
+	b, err := os.ReadFile(parityDir + "/fixture.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &fx); err != nil {
+		t.Fatal(err)
+	}
+	bt, err := fx.batch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	masked := make([]bool, bt.B*bt.L)
+	for i, row := range fx.Inputs.PretrainMask {
+		copy(masked[i*bt.L:], row)
+	}
+	errs := map[string]float64{}
+	for _, mode := range []string{QueryAll, QueryIndependent} {
+		cfg := fx.config()
+		cfg.Task, cfg.QueryAttention = TaskPretrain, mode
+		m, err := LoadOfficialWeights[float32](cfg, parityDir+"/pretrain.safetensors")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws := m.NewWorkspace()
+		if _, err := m.ForwardPretrain(ws, bt, masked, false, nil); err != nil {
+			t.Fatal(err)
+		}
+		errs[mode] = relErr(ws.Reconstruction(), flatten(fx.Pretrain.Reconstruction), nil)
+	}
+	t.Logf("reconstruction max relative error against the authors: %v", errs)
+	if errs[QueryAll] > 1e-4 {
+		t.Errorf("all: %v, want ≤ 1e-4", errs[QueryAll])
+	}
+	if errs[QueryIndependent] < 1e-3 {
+		t.Errorf("independent reproduces the authors' decoder (%v): the fixture cannot tell the modes apart", errs[QueryIndependent])
 	}
 }

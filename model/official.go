@@ -70,6 +70,7 @@ type OfficialConfig struct {
 // task by changing Task afterwards: the weights are the same).
 func (oc *OfficialConfig) Config() (Config, error) {
 	c := DefaultConfig()
+	c.QueryAttention = QueryAll // the authors' decoder
 	c.Encoder = oc.EncoderConfig.size()
 	if oc.EncoderConfig.LayerNormEps != nil {
 		c.NormEps = *oc.EncoderConfig.LayerNormEps

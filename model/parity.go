@@ -131,6 +131,7 @@ func VerifyOfficial[T tensor.Float](dir string) (ParityReport, error) {
 
 func (fx *ParityFixture) config() Config {
 	c := DefaultConfig()
+	c.QueryAttention = QueryAll // the authors' decoder
 	e, d := fx.Config.Encoder, fx.Config.Decoder
 	c.Encoder = Size{e.DModel, e.Heads, e.Depth, e.FFN}
 	c.Decoder = Size{d.DModel, d.Heads, d.Depth, d.FFN}

@@ -164,7 +164,7 @@ func (m *Model[T]) setEncoderRows(ws *Workspace[T], B, Le int, train bool) {
 			ws.encPad[b*Le] = false // [CLS] at position 0 on every axis
 		}
 	}
-	ws.enc.resize(&m.enc, B, Le, train)
+	ws.enc.resize(&m.enc, B, Le, -1, train)
 	ws.enc.outRows = rowRange{} // callers that read only [CLS] rows say so
 }
 
@@ -348,13 +348,20 @@ func (m *Model[T]) setQueryRows(ws *Workspace[T], Lq int) {
 // decode: encoder output → Linear(d→d_dec); append one [MASK] per query
 // carrying the query's position; decoder stack; head on the [MASK] outputs.
 // No un-shuffling is needed because RoPE carries every token's position.
+// With QueryIndependent the decoder's attention keeps queries apart (see
+// nn.PrefixAttentionForward), so each prediction depends on the visible
+// tokens and its own position only; training uses the same pattern.
 func (m *Model[T]) decode(ws *Workspace[T], rng *rand.Rand) error {
 	B, Le, Lq, D := ws.B, ws.Le, ws.Lq, m.Cfg.PosDims
 	d, dd := m.Cfg.Encoder.DModel, m.Cfg.Decoder.DModel
 	Ld := Le + Lq
 	ws.encDec, ws.dEncDec = grow(ws.encDec, B*Le*dd), grow(ws.dEncDec, B*Le*dd)
 	ws.decPos, ws.decPad = grow(ws.decPos, B*Ld*D), grow(ws.decPad, B*Ld)
-	ws.dec.resize(&m.dec, B, Ld, ws.train)
+	prefix := -1 // QueryAll: the authors' decoder, every token sees every token
+	if m.Cfg.independentQueries() {
+		prefix = Le // queries see the Le visible tokens and themselves
+	}
+	ws.dec.resize(&m.dec, B, Ld, prefix, ws.train)
 	nn.LinearForward(ws.encDec, ws.enc.output(), m.encDec.w.W, m.encDec.b.W, B*Le, d, dd)
 	x := ws.dec.res[0]
 	for b := 0; b < B; b++ {

@@ -24,7 +24,7 @@ type stack[T tensor.Float] struct {
 
 // layerActs are one block's saved activations. Shapes with N = B·L rows:
 // d-wide [N,d]; q, k, v [B,H,L,hd] (v only in training: evaluation reads
-// it in place); pre, act [N,ffn]; prob [B,H,L,L] (training only); rstd
+// it in place); pre, act [N,ffn]; prob [B,H,L,L], or [B,H,L,prefix+1] under the prefix pattern (training only); rstd
 // [N]; drop-path scales [B].
 type layerActs[T tensor.Float] struct {
 	norm1, rstd1, q, k, v, merged     []T
@@ -47,7 +47,12 @@ type layerActs[T tensor.Float] struct {
 type stackActs[T tensor.Float] struct {
 	B, L  int
 	train bool
-	res   [][]T
+	// prefix, when ≥ 0, switches attention to nn.PrefixAttentionForward:
+	// rows from prefix on (a decoder's queries) see the first prefix keys
+	// and their own key only, and the first prefix rows see only each
+	// other. −1: every row sees every non-pad key. Set by resize.
+	prefix int
+	res    [][]T
 	// outRows, when set (hi > 0): the caller reads only rows lo ≤ r < hi
 	// of each sample of the output — the [CLS] row (0, 1) of a pooled
 	// classifier or regressor, the [MASK] rows (Le, Le+Lq) of the
@@ -73,11 +78,12 @@ type stackActs[T tensor.Float] struct {
 }
 
 // resize (re)slices every buffer for a batch of B sequences of L tokens,
-// allocating only when the batch is larger than any seen before.
-func (a *stackActs[T]) resize(s *stack[T], B, L int, train bool) {
-	a.B, a.L, a.train = B, L, train
+// allocating only when the batch is larger than any seen before. prefix is
+// stackActs.prefix (−1: full attention).
+func (a *stackActs[T]) resize(s *stack[T], B, L, prefix int, train bool) {
+	a.B, a.L, a.train, a.prefix = B, L, train, prefix
 	N, d, f, H := B*L, s.DModel, s.FFN, s.Heads
-	nd, nf, nll := N*d, N*f, B*H*L*L
+	nd, nf, nll := N*d, N*f, B*H*L*a.probCols()
 	if len(a.res) != s.Depth+1 {
 		a.res = make([][]T, s.Depth+1)
 		a.layers = make([]layerActs[T], s.Depth)
@@ -116,6 +122,15 @@ func (a *stackActs[T]) resize(s *stack[T], B, L int, train bool) {
 	}
 	a.dLin3 = grow(a.dLin3, 3*nd)
 	a.dPre, a.dAct = grow(a.dPre, nf), grow(a.dAct, nf)
+}
+
+// probCols is the width of one row of the kept attention probabilities:
+// L, or prefix+1 under the prefix pattern.
+func (a *stackActs[T]) probCols() int {
+	if a.prefix >= 0 {
+		return a.prefix + 1
+	}
+	return a.L
 }
 
 // block returns block i's activations and the residual stream it writes:
@@ -170,8 +185,13 @@ func (s *stack[T]) forward(a *stackActs[T], keyPad []bool, rng *rand.Rand) {
 			prob = nil                                  // no backward pass: P stays in per-core scratch
 			v = nn.TokenMajor(a.lin3[2*d:], 3*d, L, hd) // read in place, no copy
 		}
-		nn.AttentionForward(nn.TokenMajor(l.merged, d, L, hd), nn.HeadMajor(l.q, H, L, hd), nn.HeadMajor(l.k, H, L, hd), v,
-			prob, l.probDrop, keyPad, nilIfEmpty(l.attnMask), B, H, L, hd)
+		if a.prefix >= 0 {
+			nn.PrefixAttentionForward(nn.TokenMajor(l.merged, d, L, hd), nn.HeadMajor(l.q, H, L, hd), nn.HeadMajor(l.k, H, L, hd), v,
+				prob, l.probDrop, keyPad, nilIfEmpty(l.attnMask), B, H, L, a.prefix, hd)
+		} else {
+			nn.AttentionForward(nn.TokenMajor(l.merged, d, L, hd), nn.HeadMajor(l.q, H, L, hd), nn.HeadMajor(l.k, H, L, hd), v,
+				prob, l.probDrop, keyPad, nilIfEmpty(l.attnMask), B, H, L, hd)
+		}
 
 		// From the output projection on, a block works row by row: on
 		// every row, or on the selected rows alone (see outRows).
@@ -251,9 +271,13 @@ func (s *stack[T]) backward(a *stackActs[T]) {
 		// writes dv straight into its third of dLin3; dq and dk come out
 		// head-major (measured: strided q/k/v and dq/dk cost the attention
 		// products more than the copies they save; docs/performance.md).
-		nn.AttentionBackward(nn.HeadMajor(a.dq, H, L, hd), nn.HeadMajor(a.dk, H, L, hd), nn.TokenMajor(a.dLin3[2*d:], 3*d, L, hd),
-			nn.TokenMajor(a.dMerged, d, L, hd), nn.HeadMajor(l.q, H, L, hd), nn.HeadMajor(l.k, H, L, hd), nn.HeadMajor(l.v, H, L, hd),
-			l.prob, l.probDrop, nilIfEmpty(l.attnMask), B, H, L, hd)
+		dqH, dkH, dvT := nn.HeadMajor(a.dq, H, L, hd), nn.HeadMajor(a.dk, H, L, hd), nn.TokenMajor(a.dLin3[2*d:], 3*d, L, hd)
+		dOut, qH, kH, vH := nn.TokenMajor(a.dMerged, d, L, hd), nn.HeadMajor(l.q, H, L, hd), nn.HeadMajor(l.k, H, L, hd), nn.HeadMajor(l.v, H, L, hd)
+		if a.prefix >= 0 {
+			nn.PrefixAttentionBackward(dqH, dkH, dvT, dOut, qH, kH, vH, l.prob, l.probDrop, nilIfEmpty(l.attnMask), B, H, L, a.prefix, hd)
+		} else {
+			nn.AttentionBackward(dqH, dkH, dvT, dOut, qH, kH, vH, l.prob, l.probDrop, nilIfEmpty(l.attnMask), B, H, L, hd)
+		}
 		if a.rot != nil && a.dAngles != nil { // learned angles (SIREN-RoPE)
 			a.rot.AngleGrad(a.dAngles, l.q, a.dq, B, L, H)
 			a.rot.AngleGrad(a.dAngles, l.k, a.dk, B, L, H)

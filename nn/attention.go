@@ -341,3 +341,268 @@ func softmaxBackward[T tensor.Float](dScores, prob, dropMask []T, scale T, rows,
 		}
 	}
 }
+
+// PrefixAttentionForward is AttentionForward with a structured mask: the
+// first prefix rows and keys of each sequence (a decoder's visible tokens)
+// form a block that sees only itself, and every later row (a query, e.g. a
+// [MASK] token) sees the prefix keys and its own key, never another query:
+//
+//	row i < prefix:  keys [0, prefix)
+//	row i ≥ prefix:  keys [0, prefix) ∪ {i}
+//
+// (keys marked in keyPad are removed from both). So a query's output does
+// not depend on which other queries share its sequence, and the prefix
+// rows do not depend on the queries at all.
+//
+// The L×L score matrix is never formed: prob, probDrop and dropMask are
+// [B,H,L,prefix+1], column j < prefix being key j and column prefix the
+// row's weight on its own key (0 for rows < prefix). The cost is
+// O(L·prefix·hd) instead of O(L²·hd).
+func PrefixAttentionForward[T tensor.Float](out, q, k, v Heads[T], prob, probDrop []T, keyPad []bool, dropMask []T, B, H, L, prefix, hd int) {
+	for _, c := range []struct {
+		name string
+		v    Heads[T]
+	}{{"out", out}, {"q", q}, {"k", k}, {"v", v}} {
+		c.v.check(c.name, B, H, L, hd)
+	}
+	if prefix < 0 || prefix > L {
+		panic(fmt.Sprintf("nn: PrefixAttentionForward: prefix %d outside [0, L = %d]", prefix, L))
+	}
+	P, W := prefix, prefix+1
+	LW := L * W
+	if prob != nil && len(prob) < B*H*LW || dropMask != nil && (len(dropMask) < B*H*LW || len(probDrop) < B*H*LW) {
+		panic(fmt.Sprintf("nn: PrefixAttentionForward: prob/dropMask/probDrop shorter than B·H·L·(prefix+1) = %d", B*H*LW))
+	}
+	scale := T(1 / math.Sqrt(float64(hd)))
+	bias, keep, release := padVectors32[T](keyPad, B*L)
+	defer release()
+	tensor.ParallelFor(B*H, 1, func(lo, hi int) {
+		var scr *[]T
+		if prob == nil {
+			scr = getWork[T](LW)
+			defer putWork(scr)
+		}
+		rows := newPrefixRows[T](W, keyPad != nil)
+		defer rows.release()
+		for bh := lo; bh < hi; bh++ {
+			b, h := bh/H, bh%H
+			var p []T
+			if prob != nil {
+				p = prob[bh*LW : (bh+1)*LW]
+			} else {
+				p = (*scr)[:LW]
+			}
+			qa, ka, va, o := q.at(b, h), k.at(b, h), v.at(b, h), out.at(b, h)
+			// Scores against the prefix keys, then each query's own key.
+			tensor.GemmSerial(false, true, L, P, hd, 1, qa, q.LD, ka, k.LD, 0, p, W)
+			for i := P; i < L; i++ {
+				p[i*W+P] = dotT(qa[i*q.LD:][:hd], ka[i*k.LD:][:hd])
+			}
+			prefixSoftmax(rows, p, scale, keyPad, bias, keep, b, L, P)
+			pv := p
+			if dropMask != nil {
+				pv = probDrop[bh*LW : (bh+1)*LW]
+				for i, m := range dropMask[bh*LW : (bh+1)*LW] {
+					pv[i] = p[i] * m
+				}
+			}
+			tensor.GemmSerial(false, false, L, hd, P, 1, pv, W, va, v.LD, 0, o, out.LD)
+			for i := P; i < L; i++ {
+				axpyT(o[i*out.LD:][:hd], va[i*v.LD:][:hd], pv[i*W+P])
+			}
+		}
+	})
+}
+
+// PrefixAttentionBackward is PrefixAttentionForward's backward pass: given
+// dOut it overwrites dq, dk, dv. prob, probDrop and dropMask are what the
+// forward pass used and produced ([B,H,L,prefix+1]).
+func PrefixAttentionBackward[T tensor.Float](dq, dk, dv, dOut, q, k, v Heads[T], prob, probDrop, dropMask []T, B, H, L, prefix, hd int) {
+	for _, c := range []struct {
+		name string
+		v    Heads[T]
+	}{{"dq", dq}, {"dk", dk}, {"dv", dv}, {"dOut", dOut}, {"q", q}, {"k", k}, {"v", v}} {
+		c.v.check(c.name, B, H, L, hd)
+	}
+	if prefix < 0 || prefix > L {
+		panic(fmt.Sprintf("nn: PrefixAttentionBackward: prefix %d outside [0, L = %d]", prefix, L))
+	}
+	P, W := prefix, prefix+1
+	LW := L * W
+	if len(prob) < B*H*LW || dropMask != nil && (len(dropMask) < B*H*LW || len(probDrop) < B*H*LW) {
+		panic(fmt.Sprintf("nn: PrefixAttentionBackward: prob/dropMask/probDrop shorter than B·H·L·(prefix+1) = %d", B*H*LW))
+	}
+	scale := T(1 / math.Sqrt(float64(hd)))
+	tensor.ParallelFor(B*H, 1, func(lo, hi int) {
+		scr := getWork[T](LW)
+		defer putWork(scr)
+		ds := (*scr)[:LW]
+		for bh := lo; bh < hi; bh++ {
+			b, h := bh/H, bh%H
+			p := prob[bh*LW : (bh+1)*LW]
+			pv := p
+			var m []T
+			if dropMask != nil {
+				pv, m = probDrop[bh*LW:(bh+1)*LW], dropMask[bh*LW:(bh+1)*LW]
+			}
+			do, qa, ka, va := dOut.at(b, h), q.at(b, h), k.at(b, h), v.at(b, h)
+			dqa, dka, dva := dq.at(b, h), dk.at(b, h), dv.at(b, h)
+			// dP' = dOut vᵀ on the columns that exist; dv = P'ᵀ dOut, where a
+			// query's own value row receives only its own weight.
+			tensor.GemmSerial(false, true, L, P, hd, 1, do, dOut.LD, va, v.LD, 0, ds, W)
+			for i := 0; i < P; i++ {
+				ds[i*W+P] = 0
+			}
+			for i := P; i < L; i++ {
+				ds[i*W+P] = dotT(do[i*dOut.LD:][:hd], va[i*v.LD:][:hd])
+			}
+			tensor.GemmSerial(true, false, P, hd, L, 1, pv, W, do, dOut.LD, 0, dva, dv.LD)
+			for i := P; i < L; i++ {
+				scaleT(dva[i*dv.LD:][:hd], do[i*dOut.LD:][:hd], pv[i*W+P])
+			}
+			// Softmax backward over each row's own columns.
+			for r := 0; r < L; r++ {
+				n := P
+				if r >= P {
+					n = W
+				}
+				var mr []T
+				if m != nil {
+					mr = m[r*W : r*W+n]
+				}
+				softmaxGradRowT(ds[r*W:r*W+n], p[r*W:r*W+n], mr, scale)
+			}
+			// dq = dS k ; dk = dSᵀ q, the self column handled row by row.
+			tensor.GemmSerial(false, false, L, hd, P, 1, ds, W, ka, k.LD, 0, dqa, dq.LD)
+			tensor.GemmSerial(true, false, P, hd, L, 1, ds, W, qa, q.LD, 0, dka, dk.LD)
+			for i := P; i < L; i++ {
+				g := ds[i*W+P]
+				axpyT(dqa[i*dq.LD:][:hd], ka[i*k.LD:][:hd], g)
+				scaleT(dka[i*dk.LD:][:hd], qa[i*q.LD:][:hd], g)
+			}
+		}
+	})
+}
+
+// prefixRows is one core's per-row key-pad scratch for the prefix softmax:
+// the prefix keys' bias/keep (float32) or pad flags (float64), with the
+// row's own key in the last slot.
+type prefixRows struct {
+	buf      *[]float32
+	bias, kp []float32
+	pad      []bool
+}
+
+func newPrefixRows[T tensor.Float](W int, keyPad bool) prefixRows {
+	r := prefixRows{}
+	var z T
+	switch {
+	case !keyPad:
+	case unsafe.Sizeof(z) == 4:
+		r.buf = getScratch(2 * W)
+		r.bias, r.kp = (*r.buf)[:W], (*r.buf)[W:2*W]
+	default: // the float64 reference path (gradient checks)
+		r.pad = make([]bool, W)
+	}
+	return r
+}
+
+func (r prefixRows) release() {
+	if r.buf != nil {
+		putScratch(r.buf)
+	}
+}
+
+// prefixSoftmax normalises sample b's [L, P+1] scores p in place: rows < P
+// over their P prefix columns (the self column set to 0), later rows over
+// all P+1 columns.
+func prefixSoftmax[T tensor.Float](r prefixRows, p []T, scale T, keyPad []bool, bias, keep []float32, b, L, P int) {
+	W := P + 1
+	var z T
+	if unsafe.Sizeof(z) == 4 {
+		p32, sc := as32(p), float32(scale)
+		var bs, ks []float32
+		if bias != nil {
+			bs, ks = bias[b*L:b*L+P], keep[b*L:b*L+P]
+			copy(r.bias, bs)
+			copy(r.kp, ks)
+		}
+		for i := 0; i < P; i++ {
+			tensor.SoftmaxRow32(p32[i*W:i*W+P], sc, bs, ks)
+			p32[i*W+P] = 0
+		}
+		for i := P; i < L; i++ {
+			var rb, rk []float32
+			if bias != nil {
+				r.bias[P], r.kp[P] = bias[b*L+i], keep[b*L+i]
+				rb, rk = r.bias, r.kp
+			}
+			tensor.SoftmaxRow32(p32[i*W:(i+1)*W], sc, rb, rk)
+		}
+		return
+	}
+	var pad []bool
+	if keyPad != nil {
+		pad = keyPad[b*L : b*L+P]
+		copy(r.pad, pad)
+	}
+	for i := 0; i < P; i++ {
+		softmaxRow(p[i*W:i*W+P], scale, pad)
+		p[i*W+P] = 0
+	}
+	for i := P; i < L; i++ {
+		var rp []bool
+		if keyPad != nil {
+			r.pad[P] = keyPad[b*L+i]
+			rp = r.pad
+		}
+		softmaxRow(p[i*W:(i+1)*W], scale, rp)
+	}
+}
+
+// dotT is Σ a·b.
+func dotT[T tensor.Float](a, b []T) T {
+	var z T
+	if unsafe.Sizeof(z) == 4 {
+		return T(tensor.Dot32(as32(a), as32(b)))
+	}
+	var s T
+	for i, x := range a {
+		s += x * b[i]
+	}
+	return s
+}
+
+// axpyT is dst += s·x.
+func axpyT[T tensor.Float](dst, x []T, s T) {
+	var z T
+	if unsafe.Sizeof(z) == 4 {
+		d32 := as32(dst)
+		tensor.AddScaled32(d32, d32, as32(x), float32(s))
+		return
+	}
+	for i, v := range x {
+		dst[i] += s * v
+	}
+}
+
+// scaleT is dst = s·x.
+func scaleT[T tensor.Float](dst, x []T, s T) {
+	for i, v := range x[:len(dst)] {
+		dst[i] = s * v
+	}
+}
+
+// softmaxGradRowT is the softmax backward of one row (mask nil: no dropout).
+func softmaxGradRowT[T tensor.Float](ds, p, mask []T, scale T) {
+	var z T
+	if unsafe.Sizeof(z) == 4 {
+		var m32 []float32
+		if mask != nil {
+			m32 = as32(mask)
+		}
+		tensor.SoftmaxGrad32(as32(ds), as32(p), m32, float32(scale))
+		return
+	}
+	softmaxBackward(ds, p, mask, scale, 1, len(ds))
+}
