@@ -331,12 +331,11 @@ func sqSum(a, b []float64, m, n int, lim float64) float64 {
 	return s
 }
 
-// nearestDTW finds the DTW nearest neighbour. The first upper bound is the
-// smallest diagonal (ED) cost over equal-length candidates, which bounds
-// their DTW from above; candidates are then visited in increasing LB_Kim
-// order, stopping once LB_Kim exceeds the best so far, LB_Keogh screens
-// them when a narrow window makes it useful, and the DP abandons and prunes
-// against the best so far. Ties go to the lowest index as in a plain scan.
+// nearestDTW finds the DTW nearest neighbour: candidates in increasing
+// order of their straight-line path cost, starting from the smallest such
+// cost as the bound; LB_Kim and, where an envelope exists, LB_Keogh screen
+// each candidate, and the DP abandons and prunes against the best so far.
+// Ties go to the lowest index as in a plain scan.
 func (w *worker) nearestDTW(q *series) int {
 	s := w.s
 	m := s.m

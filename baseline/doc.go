@@ -55,10 +55,12 @@
 // Sakoe-Chiba window learnt by leave-one-out on the training set; DTW(r)
 // gives a window of floor(r*max(la, lb)) cells, widened to |la-lb| for
 // unequal lengths so that the end is reachable, but no window is learnt
-// here). The search is exact but fast: an ED upper bound over equal-length
-// candidates, candidates visited in LB_Kim order, LB_Keogh for narrow
-// windows, and a DP that abandons and prunes cells above the best distance
-// so far (PrunedDTW), all on reused buffers, over GOMAXPROCS goroutines.
+// here). The search is exact but fast: each candidate's straight-line
+// warping path (the diagonal for equal lengths) bounds its DTW from above,
+// candidates are visited cheapest path first, LB_Kim and (for narrow
+// windows) LB_Keogh screen them, and the DP abandons and prunes cells above
+// the best distance so far (PrunedDTW), all on reused buffers, over
+// GOMAXPROCS goroutines.
 //
 // ClassificationTable runs the three for a results table.
 //

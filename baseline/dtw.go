@@ -20,9 +20,8 @@ func cost(a, b []float64) float64 {
 
 // bandWidth is the Sakoe-Chiba half-width in cells for a window fraction:
 // floor(window * max(la, lb)), widened to |la - lb| so that the end cell is
-// always reachable (the rule of dtaidistance and UCR-suite-style code for
-// unequal lengths); -1 means unconstrained (window >= 1 or NaN-free
-// negative input is rejected earlier).
+// always reachable (dtaidistance's rule for unequal lengths). It returns -1,
+// unconstrained, for window >= 1; NearestNeighbor rejects negative windows.
 func bandWidth(window float64, la, lb int) int {
 	if window >= 1 {
 		return -1
