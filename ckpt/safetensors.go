@@ -27,21 +27,35 @@ import (
 
 // Tensor is one named array in a safetensors file, little-endian and
 // row-major as the format prescribes. Data is the raw bytes, so tensors of
-// any dtype pass through a read-modify-write unchanged.
+// any dtype pass through a read-modify-write unchanged. In a File from Open
+// Data stays nil until the tensor is read (File.Bytes, File.Float32,
+// File.ReadAll).
 type Tensor struct {
 	Name  string
 	DType string // "F32", "F16", "BF16", "F64", "I64", "I32", "U8", "BOOL", …
 	Shape []int
 	Data  []byte
+
+	off, size int64 // where the bytes lie in the data buffer (read files only)
 }
 
 // File is a parsed safetensors file. Order lists the tensor names in the
 // order of their data in the file, so a reader can reproduce or inspect the
-// writer's layout; Tensors' Data slices share one buffer read from disk.
+// writer's layout.
+//
+// A File from ReadFile holds every tensor's bytes. A File from Open holds
+// only the header: tensors are read from disk when asked for, one at a
+// time, so a caller can check a tensor's declared shape before its bytes
+// are allocated, and a multi-gigabyte (or sparse) file costs no memory for
+// the tensors nobody reads. Close it when done.
 type File struct {
 	Tensors  map[string]*Tensor
 	Order    []string
 	Metadata map[string]string
+
+	src       *os.File // open source of an Open file, nil once closed or read
+	dataStart int64    // file offset of the data buffer
+	path      string
 }
 
 // dtypeSize is the element size of every dtype the safetensors format
@@ -55,57 +69,159 @@ var dtypeSize = map[string]int{
 	"I64": 8, "U64": 8, "F64": 8,
 }
 
-// maxHeader bounds the JSON header, as the Python library does (100 MB), so
-// a corrupt length cannot make the reader allocate gigabytes.
-const maxHeader = 100_000_000
+// MaxHeader bounds the JSON header, as the Python library does (100 MB), so
+// a corrupt length cannot make the reader allocate gigabytes. The header is
+// also never longer than the file.
+const MaxHeader = 100_000_000
 
 const metadataKey = "__metadata__"
 
-// ReadFile reads and validates a whole safetensors file. Every error names
-// the file and, where one is at fault, the tensor.
+// ReadFile reads and validates a whole safetensors file: Open, then
+// ReadAll. Memory is the file's size (the header first, then each tensor's
+// declared bytes, which must lie inside the file). Every error names the
+// file and, where one is at fault, the tensor.
 func ReadFile(path string) (*File, error) {
-	f, err := os.Open(path)
+	f, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.ReadAll(); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// Open reads and validates a safetensors file's header — the tensor names,
+// dtypes, shapes and byte ranges, checked against each other and against
+// the file's size — without reading any tensor. Memory is bounded by the
+// header (at most MaxHeader bytes and never more than the file holds).
+func Open(path string) (*File, error) {
+	src, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("ckpt: %w", err)
 	}
-	defer f.Close()
-	fi, err := f.Stat()
+	fi, err := src.Stat()
 	if err != nil {
+		src.Close()
 		return nil, fmt.Errorf("ckpt: %w", err)
 	}
-	file, err := read(f, fi.Size())
+	if !fi.Mode().IsRegular() {
+		src.Close()
+		return nil, fmt.Errorf("ckpt: %s is not a regular file", path)
+	}
+	file, err := readHeader(src, fi.Size())
 	if err != nil {
+		src.Close()
 		return nil, fmt.Errorf("ckpt: %s: %w", path, err)
 	}
+	file.src, file.path = src, path
 	return file, nil
 }
 
-// read parses a safetensors stream of the given total size. The size is
-// checked against the header length before anything large is allocated.
-func read(r io.Reader, size int64) (*File, error) {
+// Close releases the file behind an Open File; tensors already read stay
+// usable. Closing twice, or closing a File from ReadFile, is a no-op.
+func (f *File) Close() error {
+	if f.src == nil {
+		return nil
+	}
+	err := f.src.Close()
+	f.src = nil
+	return err
+}
+
+// ReadAll reads every tensor not read yet into its Data and closes the
+// file.
+func (f *File) ReadAll() error {
+	defer f.Close()
+	for _, name := range f.Order {
+		if _, err := f.Bytes(name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Bytes returns a tensor's raw bytes, reading them from disk (once; they
+// are kept in Data) for an Open file.
+func (f *File) Bytes(name string) ([]byte, error) {
+	t, ok := f.Tensors[name]
+	if !ok {
+		return nil, fmt.Errorf("ckpt: no tensor %q in checkpoint", name)
+	}
+	if t.Data == nil {
+		d, err := f.raw(t)
+		if err != nil {
+			return nil, err
+		}
+		t.Data = d
+	}
+	return t.Data, nil
+}
+
+// raw returns t's bytes: Data when it is in memory, else read from disk
+// without keeping them.
+func (f *File) raw(t *Tensor) ([]byte, error) {
+	if t.Data != nil {
+		return t.Data, nil
+	}
+	if t.size == 0 {
+		return []byte{}, nil
+	}
+	if f.src == nil {
+		return nil, fmt.Errorf("ckpt: tensor %q: file already closed", t.Name)
+	}
+	// Read in chunks so that a file shorter than its header claims (changed
+	// underfoot) fails before the whole claimed size is allocated.
+	r := io.NewSectionReader(f.src, f.dataStart+t.off, t.size)
+	buf := make([]byte, 0, min(t.size, 1<<24))
+	for int64(len(buf)) < t.size {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, int(min(t.size, 2*int64(cap(buf))))-len(buf))
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err != nil && int64(len(buf)) < t.size {
+			return nil, fmt.Errorf("ckpt: %s: tensor %q: reading its %d bytes: %v", f.path, t.Name, t.size, noEOF(err))
+		}
+	}
+	return buf[:t.size:t.size], nil
+}
+
+func noEOF(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// readHeader parses a safetensors header from a source of the given total
+// size. The length field is checked against the size, and every tensor's
+// byte range against the data buffer, before anything large is allocated.
+func readHeader(r io.ReaderAt, size int64) (*File, error) {
 	var lenBuf [8]byte
 	if size < 8 {
 		return nil, fmt.Errorf("not a safetensors file: %d bytes, shorter than the 8-byte header length", size)
 	}
-	if _, err := io.ReadFull(r, lenBuf[:]); err != nil {
-		return nil, fmt.Errorf("reading header length: %w", err)
+	if _, err := r.ReadAt(lenBuf[:], 0); err != nil {
+		return nil, fmt.Errorf("reading header length: %w", noEOF(err))
 	}
 	n := binary.LittleEndian.Uint64(lenBuf[:])
 	if n > uint64(size-8) {
 		return nil, fmt.Errorf("header length %d exceeds the %d bytes after it (truncated or not a safetensors file)", n, size-8)
 	}
-	if n > maxHeader {
-		return nil, fmt.Errorf("header length %d exceeds the %d-byte limit", n, maxHeader)
+	if n > MaxHeader {
+		return nil, fmt.Errorf("header length %d exceeds the %d-byte limit", n, MaxHeader)
 	}
-	buf := make([]byte, size-8)
-	if _, err := io.ReadFull(r, buf); err != nil {
-		return nil, fmt.Errorf("reading: %w", err)
+	header := make([]byte, n)
+	if _, err := r.ReadAt(header, 8); err != nil {
+		return nil, fmt.Errorf("reading header: %w", noEOF(err))
 	}
-	header, data := buf[:n], buf[n:]
+	dataLen := uint64(size) - 8 - n
 	file, infos, err := parseHeader(header)
 	if err != nil {
 		return nil, err
 	}
+	file.dataStart = int64(8 + n)
 	// Validate in data order: the buffer must be covered exactly, without
 	// gaps or overlaps, as the Python library requires.
 	sort.SliceStable(infos, func(i, j int) bool {
@@ -118,22 +234,32 @@ func read(r io.Reader, size int64) (*File, error) {
 		switch {
 		case e < b:
 			return nil, fmt.Errorf("tensor %q: data_offsets [%d, %d] end before they begin", ti.name, b, e)
-		case e > uint64(len(data)):
-			return nil, fmt.Errorf("tensor %q: data_offsets [%d, %d] run past the %d-byte data buffer", ti.name, b, e, len(data))
+		case e > dataLen:
+			return nil, fmt.Errorf("tensor %q: data_offsets [%d, %d] run past the %d-byte data buffer", ti.name, b, e, dataLen)
 		case b < pos:
 			return nil, fmt.Errorf("tensor %q: data_offsets [%d, %d] overlap the previous tensor, which ends at %d", ti.name, b, e, pos)
 		case b > pos:
 			return nil, fmt.Errorf("tensor %q: data_offsets [%d, %d] leave a gap after byte %d", ti.name, b, e, pos)
 		}
 		pos = e
-		t := &Tensor{Name: ti.name, DType: ti.DType, Shape: ti.shape, Data: data[b:e:e]}
+		t := &Tensor{Name: ti.name, DType: ti.DType, Shape: ti.shape, off: int64(b), size: int64(e - b)}
 		file.Tensors[ti.name] = t
 		file.Order = append(file.Order, ti.name)
 	}
-	if pos != uint64(len(data)) {
-		return nil, fmt.Errorf("data buffer has %d bytes but the tensors cover %d (truncated or trailing garbage)", len(data), pos)
+	if pos != dataLen {
+		return nil, fmt.Errorf("data buffer has %d bytes but the tensors cover %d (truncated or trailing garbage)", dataLen, pos)
 	}
 	return file, nil
+}
+
+// Numel is the number of elements a tensor's shape declares (validated
+// against its byte range when the file was read, so it cannot overflow).
+func (t *Tensor) Numel() int {
+	n := 1
+	for _, d := range t.Shape {
+		n *= d
+	}
+	return n
 }
 
 type tensorInfo struct {
@@ -244,13 +370,23 @@ func truncate(b []byte) string {
 // Float32 returns a tensor's values as float32, converting from F16, BF16
 // and F64 — weights trained in half precision or exported in double load
 // into float32 models unchanged in meaning. The values are a fresh copy.
+// For an Open file the bytes are read now (check Tensors[name].Shape first
+// to refuse a tensor of the wrong size before it is read).
 func (f *File) Float32(name string) ([]float32, []int, error) {
 	t, ok := f.Tensors[name]
 	if !ok {
 		return nil, nil, fmt.Errorf("ckpt: no tensor %q in checkpoint", name)
 	}
+	switch t.DType {
+	case "F32", "F64", "BF16", "F16":
+	default:
+		return nil, nil, fmt.Errorf("ckpt: tensor %q has dtype %s, not a floating-point type", name, t.DType)
+	}
+	d, err := f.raw(t)
+	if err != nil {
+		return nil, nil, err
+	}
 	shape := slices.Clone(t.Shape)
-	d := t.Data
 	switch t.DType {
 	case "F32":
 		out := make([]float32, len(d)/4)
@@ -270,14 +406,13 @@ func (f *File) Float32(name string) ([]float32, []int, error) {
 			out[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(d[2*i:])) << 16)
 		}
 		return out, shape, nil
-	case "F16":
+	default: // F16
 		out := make([]float32, len(d)/2)
 		for i := range out {
 			out[i] = f16ToF32(binary.LittleEndian.Uint16(d[2*i:]))
 		}
 		return out, shape, nil
 	}
-	return nil, nil, fmt.Errorf("ckpt: tensor %q has dtype %s, not a floating-point type", name, t.DType)
 }
 
 // f16ToF32 converts IEEE binary16 exactly (every half value is a float32).

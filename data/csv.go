@@ -160,6 +160,9 @@ func LoadLongCSV(path string, opt CSVOptions) (*Dataset, error) {
 					return nil, fmt.Errorf("%s:%d: column %q: channel %q not in CSVOptions.Channels %v", path, line, opt.ChannelColumn, name, opt.Channels)
 				}
 				ch = len(channelNames)
+				if ch >= MaxChannels {
+					return nil, fmt.Errorf("%s:%d: column %q: %w", path, line, opt.ChannelColumn, limitErr("distinct channels", ch+1, "MaxChannels", MaxChannels))
+				}
 				channelIdx[name] = ch
 				channelNames = append(channelNames, strings.Clone(name))
 			}
@@ -208,10 +211,9 @@ func LoadLongCSV(path string, opt CSVOptions) (*Dataset, error) {
 	case opt.Channels != nil:
 		remap = identity(len(opt.Channels))
 	default:
-		sorted := sortNatural(channelNames)
 		remap = make([]int, len(channelNames))
-		for i, name := range channelNames {
-			remap[i] = slices.Index(sorted, name)
+		for i, name := range sortNatural(channelNames) {
+			remap[channelIdx[name]] = i
 		}
 	}
 	nch := len(remap)
@@ -226,7 +228,11 @@ func LoadLongCSV(path string, opt CSVOptions) (*Dataset, error) {
 			}
 			ds.Classes = sortNatural(labels)
 		}
+		if len(ds.Classes) > MaxClasses {
+			return nil, fmt.Errorf("%s: %w", path, limitErr("classes", len(ds.Classes), "MaxClasses", MaxClasses))
+		}
 	}
+	classIdx := indexOf(ds.Classes)
 	switch {
 	case opt.ChannelMode == ChannelSlot:
 		ds.C, ds.D = nch*nv, 1
@@ -241,7 +247,8 @@ func LoadLongCSV(path string, opt CSVOptions) (*Dataset, error) {
 		}
 		s := Sample{ID: o.id, Label: -1, Target: o.target}
 		if opt.LabelColumn != "" {
-			if s.Label = slices.Index(ds.Classes, o.label); s.Label < 0 {
+			var ok bool
+			if s.Label, ok = classIdx[o.label]; !ok {
 				return nil, fmt.Errorf("%s:%d: object %q: label %q not in CSVOptions.Classes %v", path, o.line, o.id, o.label, ds.Classes)
 			}
 		}
@@ -264,12 +271,26 @@ func LoadLongCSV(path string, opt CSVOptions) (*Dataset, error) {
 	return ds, nil
 }
 
-// slotTokens builds one token per distinct time of the object.
+// slotTokens builds one token per distinct time of the object. The tokens
+// have room for every channel at every time, so their size is distinct
+// times × channels — a product of two counts, not the object's rows — and
+// is checked before it is allocated: without FillMissing every slot needs
+// a row, so the object must have exactly that many rows; with FillMissing
+// the size must stay within MaxSampleValues.
 func (o *csvObject) slotTokens(s *Sample, nch, nv int, opt CSVOptions) error {
 	times := slices.Clone(o.times)
 	slices.Sort(times)
 	times = slices.Compact(times)
 	c := nch * nv
+	if len(times) > MaxTokens {
+		return fmt.Errorf("object %q: %w", o.id, limitErr("distinct times", len(times), "MaxTokens", MaxTokens))
+	}
+	if slots := len(times) * nch; !opt.FillMissing && len(o.times) < slots {
+		return o.firstHole(times, nch)
+	} else if opt.FillMissing && slots*nv > MaxSampleValues {
+		return fmt.Errorf("object %q: %d times × %d channels × %d values: %w", o.id, len(times), nch, nv,
+			limitErr("values", slots*nv, "MaxSampleValues", MaxSampleValues))
+	}
 	s.Values = make([]float32, len(times)*c)
 	s.Positions = make([]float32, len(times))
 	filled := make([]bool, len(times)*nch)
@@ -297,6 +318,41 @@ func (o *csvObject) slotTokens(s *Sample, nch, nv int, opt CSVOptions) error {
 		s.Positions[i] = float32(t)
 	}
 	return nil
+}
+
+// firstHole reports the first (time, channel) slot without a row, for an
+// object with fewer rows than slots, without allocating the slots: its rows
+// sorted by (time, channel) are walked against the slot order. A duplicate
+// row found first is reported as such.
+func (o *csvObject) firstHole(times []float64, nch int) error {
+	order := identity(len(o.times))
+	slices.SortFunc(order, func(a, b int) int {
+		return cmp.Or(cmp.Compare(o.times[a], o.times[b]), cmp.Compare(o.channels[a], o.channels[b]))
+	})
+	slot := 0 // next slot expected, step*nch + channel
+	for _, r := range order {
+		step, _ := slices.BinarySearch(times, o.times[r])
+		got := step*nch + o.channels[r]
+		switch {
+		case got < slot:
+			return fmt.Errorf("object %q: two rows for time %v channel %d", o.id, o.times[r], o.channels[r])
+		case got > slot:
+			return fmt.Errorf("object %q: no row for time %v channel %d (set CSVOptions.FillMissing to fill)", o.id, times[slot/nch], slot%nch)
+		}
+		slot++
+	}
+	return fmt.Errorf("object %q: no row for time %v channel %d (set CSVOptions.FillMissing to fill)", o.id, times[slot/nch], slot%nch)
+}
+
+// indexOf maps each name to its index.
+func indexOf(names []string) map[string]int {
+	m := make(map[string]int, len(names))
+	for i, n := range names {
+		if _, dup := m[n]; !dup {
+			m[n] = i
+		}
+	}
+	return m
 }
 
 func withCSVDefaults(opt CSVOptions) CSVOptions {
@@ -465,6 +521,10 @@ func AttachLabels(ds *Dataset, labels map[string]string, classes []string) error
 		}
 		classes = sortNatural(all)
 	}
+	if len(classes) > MaxClasses {
+		return fmt.Errorf("dataset %q: %w", ds.Name, limitErr("classes", len(classes), "MaxClasses", MaxClasses))
+	}
+	classIdx := indexOf(classes)
 	idx := make([]int, len(ds.Samples))
 	seen := make(map[string]bool, len(ds.Samples))
 	for i := range ds.Samples {
@@ -473,7 +533,7 @@ func AttachLabels(ds *Dataset, labels map[string]string, classes []string) error
 		if !ok {
 			return fmt.Errorf("dataset %q: sample %d (id %q) has no label", ds.Name, i, id)
 		}
-		if idx[i] = slices.Index(classes, lab); idx[i] < 0 {
+		if idx[i], ok = classIdx[lab]; !ok {
 			return fmt.Errorf("dataset %q: sample %d (id %q): label %q not in classes %v", ds.Name, i, id, lab, classes)
 		}
 		seen[id] = true

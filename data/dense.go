@@ -38,12 +38,15 @@ func DenseSeries(arr *Array, labels []int) (*Dataset, error) {
 	default:
 		return nil, fmt.Errorf("DenseSeries: shape %v, want [N, T, C] or [N, T]", arr.Shape)
 	}
+	switch {
+	case c > MaxChannels:
+		return nil, fmt.Errorf("DenseSeries: shape %v: %w", arr.Shape, limitErr("channels", c, "MaxChannels", MaxChannels))
+	case t > MaxTokens:
+		return nil, fmt.Errorf("DenseSeries: shape %v: %w", arr.Shape, limitErr("steps", t, "MaxTokens", MaxTokens))
+	}
 	ds, err := denseDataset("series", arr, n, labels)
 	if err != nil {
 		return nil, fmt.Errorf("DenseSeries: %w", err)
-	}
-	if n*t*c == 0 {
-		return nil, fmt.Errorf("DenseSeries: shape %v has no values", arr.Shape)
 	}
 	ds.C, ds.D = c, 1
 	for i := range n {
@@ -83,12 +86,12 @@ func DenseImages(arr *Array, labels []int, patch [2]int) (*Dataset, error) {
 	default:
 		return nil, fmt.Errorf("DenseImages: shape %v, want [N, H, W] or [N, H, W, C]", arr.Shape)
 	}
+	if c > MaxChannels {
+		return nil, fmt.Errorf("DenseImages: shape %v: %w", arr.Shape, limitErr("channels", c, "MaxChannels", MaxChannels))
+	}
 	ds, err := denseDataset("images", arr, n, labels)
 	if err != nil {
 		return nil, fmt.Errorf("DenseImages: %w", err)
-	}
-	if n*h*w*c == 0 {
-		return nil, fmt.Errorf("DenseImages: shape %v has no values", arr.Shape)
 	}
 	ds.C, ds.D = patch[0]*patch[1]*c, 2
 	size := h * w * c
@@ -108,21 +111,37 @@ func DenseImages(arr *Array, labels []int, patch [2]int) (*Dataset, error) {
 	return ds, nil
 }
 
+// prod is the product of shape, or -1 if a dimension is negative or the
+// product overflows.
 func prod(shape []int) int {
 	n := 1
 	for _, s := range shape {
+		if s < 0 || (s > 0 && n > math.MaxInt/s) {
+			return -1
+		}
 		n *= s
 	}
 	return n
 }
 
 // denseDataset makes n empty samples with IDs "0".."n-1" and their labels.
+// It refuses an array without values before allocating anything: a shape
+// such as (10¹², 0) has no values but would otherwise ask for 10¹² samples.
+// After the checks every dimension is ≥ 1, so n ≤ len(arr.Data).
 func denseDataset(name string, arr *Array, n int, labels []int) (*Dataset, error) {
-	if want := prod(arr.Shape); len(arr.Data) != want {
+	if want := prod(arr.Shape); want < 0 || len(arr.Data) != want {
 		return nil, fmt.Errorf("shape %v needs %d values, array has %d", arr.Shape, want, len(arr.Data))
+	}
+	if len(arr.Data) == 0 {
+		return nil, fmt.Errorf("shape %v has no values", arr.Shape)
 	}
 	if labels != nil && len(labels) != n {
 		return nil, fmt.Errorf("%d labels for %d samples", len(labels), n)
+	}
+	for i, l := range labels {
+		if l >= MaxClasses {
+			return nil, fmt.Errorf("sample %d: label %d would make %d classes, more than the limit of %d (data.MaxClasses)", i, l, l+1, MaxClasses)
+		}
 	}
 	ds := &Dataset{Name: name, Samples: make([]Sample, n)}
 	top := -1

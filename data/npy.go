@@ -12,6 +12,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"romae/ckpt"
 )
 
 // Array is a NumPy array converted to float32, the only element type the
@@ -87,12 +89,21 @@ func ReadNPY(r io.Reader) (*Array, error) {
 	if fortran {
 		return nil, errors.New("npy header 'fortran_order': True not supported; save with np.ascontiguousarray")
 	}
-	n := 1
+	// The product of the non-zero dimensions must fit too (as NumPy
+	// requires): (10¹², 0) is an empty array, but (10¹⁸, 10¹⁸, 0) is not
+	// one that any consumer could index.
+	n, nz := 1, 1
 	for _, s := range shape {
-		if s < 0 || (s > 0 && n > math.MaxInt/8/s) {
+		if s < 0 || (s > 0 && nz > math.MaxInt/8/s) {
 			return nil, fmt.Errorf("npy header 'shape': %v is invalid", shape)
 		}
+		if s > 0 {
+			nz *= s
+		}
 		n *= s
+	}
+	if n > MaxArrayValues {
+		return nil, fmt.Errorf("npy header 'shape': %v: %w", shape, limitErr("elements", n, "MaxArrayValues", MaxArrayValues))
 	}
 	a := &Array{Shape: shape, DType: descr, Data: make([]float32, 0, min(n, 1<<20))}
 	buf := make([]byte, 1<<16-(1<<16)%size)
@@ -371,16 +382,11 @@ func WriteNPY(w io.Writer, shape []int, data []float32) error {
 	return nil
 }
 
-// SaveNPY writes data to path with WriteNPY, reporting close errors so a
-// full disk does not leave a silently short file.
+// SaveNPY writes data to path with WriteNPY atomically
+// (ckpt.WriteFileAtomic): an interrupted or failed write leaves the
+// previous file, never a short one.
 func SaveNPY(path string, shape []int, data []float32) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := WriteNPY(f, shape, data); err != nil {
-		f.Close()
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return f.Close()
+	return ckpt.WriteFileAtomic(path, func(w io.Writer) error {
+		return WriteNPY(w, shape, data)
+	})
 }

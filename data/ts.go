@@ -43,6 +43,7 @@ type tsHeader struct {
 	seriesLen   int // 0 = not given
 	classLabel  bool
 	classes     []string
+	classIndex  map[string]int // classes[i] → i
 	target      bool
 }
 
@@ -210,7 +211,9 @@ func (h *tsHeader) setTag(tag string, args []string) error {
 	case "@equallength":
 		h.equalLength, err = tsBool(args)
 	case "@dimensions":
-		h.dims, err = tsPositiveInt(args)
+		if h.dims, err = tsPositiveInt(args); err == nil && h.dims > MaxChannels {
+			err = limitErr("dimensions", h.dims, "MaxChannels", MaxChannels)
+		}
 	case "@serieslength":
 		h.seriesLen, err = tsPositiveInt(args)
 	case "@targetlabel":
@@ -232,10 +235,17 @@ func (h *tsHeader) setTag(tag string, args []string) error {
 			return errors.New("true but no labels listed")
 		}
 		h.classes = args[1:]
+		if len(h.classes) > MaxClasses {
+			return limitErr("labels", len(h.classes), "MaxClasses", MaxClasses)
+		}
+		// A map, not a scan per label: a header line of 10⁵ labels would
+		// otherwise take 10¹⁰ comparisons.
+		h.classIndex = make(map[string]int, len(h.classes))
 		for i, c := range h.classes {
-			if slices.Index(h.classes, c) != i {
+			if _, dup := h.classIndex[c]; dup {
 				return fmt.Errorf("label %q listed twice", c)
 			}
+			h.classIndex[c] = i
 		}
 	default:
 		return errors.New("unknown header tag")
@@ -298,6 +308,9 @@ func parseTSCase(line string, h *tsHeader) (*tsCase, error) {
 		return nil, errors.New("no dimensions before the label")
 	}
 	if h.dims == 0 {
+		if len(parts) > MaxChannels {
+			return nil, limitErr("dimensions", len(parts), "MaxChannels", MaxChannels)
+		}
 		h.dims = len(parts)
 	}
 	// Count dimensions before reading the label: on a truncated line the
@@ -312,8 +325,9 @@ func parseTSCase(line string, h *tsHeader) (*tsCase, error) {
 		return nil, fmt.Errorf("%d dimensions, want %d (+ %s)", len(parts), h.dims, want)
 	}
 	if h.classLabel {
-		if c.label = slices.Index(h.classes, last); c.label < 0 {
-			return nil, fmt.Errorf("unknown class label %q (header lists %v)", last, h.classes)
+		var ok bool
+		if c.label, ok = h.classIndex[last]; !ok {
+			return nil, fmt.Errorf("unknown class label %.40q (header lists %d labels: %s)", last, len(h.classes), abbrev(h.classes))
 		}
 	} else if h.target {
 		t, err := strconv.ParseFloat(last, 64)
@@ -447,19 +461,8 @@ func (c *tsCase) sample(missing string, dims int) (Sample, error) {
 		sortTokens(&s, 1, 2, 0)
 		return s, nil
 	}
-	times, rows, err := c.alignSteps(dims)
-	if err != nil {
+	if err := c.completeSteps(dims, &s); err != nil {
 		return s, err
-	}
-	for i, t := range times {
-		row := rows[i*dims : (i+1)*dims]
-		if slices.ContainsFunc(row, math.IsNaN) {
-			continue
-		}
-		for _, v := range row {
-			s.Values = append(s.Values, float32(v))
-		}
-		s.Positions = append(s.Positions, float32(t))
 	}
 	if len(s.Positions) == 0 {
 		return s, errors.New("every time step has a missing value (drop-step leaves an empty series)")
@@ -467,29 +470,77 @@ func (c *tsCase) sample(missing string, dims int) (Sample, error) {
 	return s, nil
 }
 
-// alignSteps lays the dimensions side by side as rows[step*dims+d], NaN where
-// a dimension has no value at that step. Without time stamps the steps are
-// indices and every dimension must have the same length; with time stamps the
-// steps are the sorted union of all dimensions' stamps.
-func (c *tsCase) alignSteps(dims int) (times, rows []float64, err error) {
-	times = slices.Clone(c.times[0])
-	for d := 1; d < dims; d++ {
-		times = append(times, c.times[d]...)
-	}
-	slices.Sort(times)
-	times = slices.Compact(times)
-	rows = make([]float64, len(times)*dims)
-	for i := range rows {
-		rows[i] = math.NaN()
-	}
-	for d := range dims {
-		if !c.stamped && len(c.vals[d]) != len(c.vals[0]) {
-			return nil, nil, fmt.Errorf("dimension %d has %d values but dimension 0 has %d; use MissingChannelAxis for ragged dimensions", d, len(c.vals[d]), len(c.vals[0]))
-		}
-		for i, t := range c.times[d] {
-			step, _ := slices.BinarySearch(times, t)
-			rows[step*dims+d] = c.vals[d][i]
+// completeSteps appends to s one token per complete step: a step at which
+// every dimension has a value that is not missing. Without time stamps the
+// steps are indices and every dimension must have the same length; with
+// time stamps they are the stamps all dimensions share (a stamp some
+// dimension lacks is a missing value there). The work and memory are
+// bounded by the case's own values: the candidate steps start as dimension
+// 0's and only shrink, and the tokens hold at most one value per value
+// read. (Laying the union of all stamps out against every dimension, as an
+// earlier version did, costs stamps × dimensions: quadratic in the line.)
+func (c *tsCase) completeSteps(dims int, s *Sample) error {
+	if !c.stamped {
+		for d := 1; d < dims; d++ {
+			if len(c.vals[d]) != len(c.vals[0]) {
+				return fmt.Errorf("dimension %d has %d values but dimension 0 has %d; use MissingChannelAxis for ragged dimensions", d, len(c.vals[d]), len(c.vals[0]))
+			}
 		}
 	}
-	return times, rows, nil
+	// cand[k] is an index into dimension 0 of a step still complete.
+	var cand []int
+	for i, v := range c.vals[0] {
+		if !math.IsNaN(v) {
+			cand = append(cand, i)
+		}
+	}
+	// at[d][k] is the index into dimension d of candidate k.
+	at := make([][]int, dims)
+	at[0] = cand
+	for d := 1; d < dims && len(cand) > 0; d++ {
+		keep := cand[:0:0]
+		idx := make([]int, 0, len(cand))
+		for k, i := range cand {
+			j := i
+			if c.stamped {
+				var found bool
+				if j, found = slices.BinarySearch(c.times[d], c.times[0][i]); !found {
+					continue
+				}
+			}
+			if math.IsNaN(c.vals[d][j]) {
+				continue
+			}
+			keep = append(keep, i)
+			idx = append(idx, j)
+			// Keep the earlier dimensions' indices aligned with keep.
+			for e := 1; e < d; e++ {
+				at[e][len(keep)-1] = at[e][k]
+			}
+		}
+		for e := 1; e < d; e++ {
+			at[e] = at[e][:len(keep)]
+		}
+		cand, at[0], at[d] = keep, keep, idx
+	}
+	if len(cand) == 0 {
+		return nil
+	}
+	s.Values = make([]float32, 0, len(cand)*dims)
+	s.Positions = make([]float32, 0, len(cand))
+	for k, i := range cand {
+		for d := range dims {
+			s.Values = append(s.Values, float32(c.vals[d][at[d][k]]))
+		}
+		s.Positions = append(s.Positions, float32(c.times[0][i]))
+	}
+	return nil
+}
+
+// abbrev lists names for an error message, at most ten of them.
+func abbrev(names []string) string {
+	if len(names) <= 10 {
+		return fmt.Sprint(names)
+	}
+	return fmt.Sprintf("%v …", names[:10])
 }

@@ -73,10 +73,14 @@ func Load[T tensor.Float](path string) (*Model[T], *Checkpoint, error) {
 		}
 		return nil, nil, fmt.Errorf("%s: no best.safetensors, last.safetensors or model_config.json in this directory", path)
 	}
-	f, err := ckpt.ReadFile(path)
+	// The header only: tensors are read one by one once the model they
+	// must fit is known, so a file cannot make Load allocate more than the
+	// model it describes, and the model is checked against the file first.
+	f, err := ckpt.Open(path)
 	if err != nil {
 		return nil, nil, err
 	}
+	defer f.Close()
 	if f.Metadata[metaFormat] != formatV1 {
 		return nil, nil, fmt.Errorf("%s: not a romae checkpoint (no %q metadata); for the authors' checkpoints pass their directory with model_config.json", path, metaFormat)
 	}
@@ -87,6 +91,12 @@ func Load[T tensor.Float](path string) (*Model[T], *Checkpoint, error) {
 	if cfg.QueryAttention == "" {
 		cfg.QueryAttention = QueryAll // written before the option existed
 	}
+	if err := cfg.Validate(); err != nil {
+		return nil, nil, fmt.Errorf("%s: metadata %s: %w", path, metaConfig, err)
+	}
+	if err := checkFileHolds(f, &cfg, path); err != nil {
+		return nil, nil, err
+	}
 	m, err := New[T](cfg, 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
@@ -94,7 +104,44 @@ func Load[T tensor.Float](path string) (*Model[T], *Checkpoint, error) {
 	if err := m.loadTensors(f, path); err != nil {
 		return nil, nil, err
 	}
+	// The remaining tensors (optimiser state) are read now, so that the
+	// Checkpoint holds no open file; they are bounded by the file's size.
+	if err := f.ReadAll(); err != nil {
+		return nil, nil, err
+	}
 	return m, &Checkpoint{Path: path, File: f, Meta: f.Metadata}, nil
+}
+
+// checkFileHolds refuses a file whose tensors cannot hold the model cfg
+// describes, before the model is built: the Transformer stacks, input
+// projection and output layer alone need that many values, and every one of
+// them must be in a floating-point tensor of the file. Without this a few bytes of metadata
+// declaring a large model would allocate it before a tensor is checked.
+// A model under smallModel parameters is cheap to build, so it is left to
+// the tensor-by-tensor check, whose error names the first tensor missing.
+func checkFileHolds(f *ckpt.File, cfg *Config, path string) error {
+	const smallModel = 1 << 22
+	// The stacks, the input projection and the head's output layer.
+	need := cfg.Encoder.Params() + cfg.Values*cfg.Encoder.DModel
+	if cfg.Task == TaskPretrain {
+		need += cfg.Decoder.Params() + cfg.Values*cfg.Decoder.DModel
+	} else {
+		need += cfg.Outputs * cfg.Encoder.DModel
+	}
+	if need <= smallModel {
+		return nil
+	}
+	have := 0
+	for _, t := range f.Tensors {
+		switch t.DType {
+		case "F32", "F64", "F16", "BF16":
+			have += t.Numel()
+		}
+	}
+	if have < need {
+		return fmt.Errorf("%s: the configuration declares a model of at least %d parameters but the file's floating-point tensors hold only %d values (truncated file or wrong configuration)", path, need, have)
+	}
+	return nil
 }
 
 // TransferEncoder copies what fine-tuning keeps from a pre-trained model:

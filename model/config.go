@@ -61,10 +61,32 @@ func (s Size) Params() int {
 	return s.Depth * (4*s.DModel*s.DModel + 2*s.DModel*s.FFN + 2*s.DModel)
 }
 
+// Limits on model sizes. They apply to every Config, whether it comes from
+// flags, a config file or a checkpoint's metadata, and are checked by
+// Validate before anything is allocated, so a file that declares an absurd
+// model (d_model 65536, depth 10⁹) is refused with an error naming the
+// field instead of asking for terabytes. Each is far above anything the
+// paper trains (its largest model, "large", is d_model 960, depth 24, ffn
+// 3840: 265 M encoder parameters).
+const (
+	MaxDModel     = 8192    // d_model of a stack
+	MaxHeads      = 256     // attention heads of a stack
+	MaxDepth      = 256     // layers of a stack
+	MaxFFN        = 65536   // MLP hidden width of a stack
+	MaxValues     = 1 << 16 // values per token
+	MaxOutputs    = 1 << 16 // classes, or regression targets
+	MaxParams     = 1 << 30 // parameters in all (4 GiB of float32 weights)
+	MaxSirenWidth = 4096    // siren.hidden and siren.cat_dim
+	MaxSirenCats  = 1 << 16 // categories of one siren categorical axis
+	MaxSirenFeats = 64      // siren.periods and siren.cat_axes entries
+)
+
 func (s Size) validate(field string, posDims int, rope bool) error {
 	switch {
 	case s.DModel <= 0 || s.Heads <= 0 || s.Depth <= 0 || s.FFN <= 0:
 		return fmt.Errorf("%s: d_model, heads, depth and ffn must be positive (got %+v)", field, s)
+	case s.DModel > MaxDModel || s.Heads > MaxHeads || s.Depth > MaxDepth || s.FFN > MaxFFN:
+		return fmt.Errorf("%s: %+v exceeds the limits d_model ≤ %d, heads ≤ %d, depth ≤ %d, ffn ≤ %d", field, s, MaxDModel, MaxHeads, MaxDepth, MaxFFN)
 	case s.DModel%s.Heads != 0:
 		return fmt.Errorf("%s: d_model %d is not divisible by heads %d", field, s.DModel, s.Heads)
 	case rope && (s.DModel/s.Heads)%(2*posDims) != 0:
@@ -169,6 +191,10 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("pos_dims %d: want 1, 2 or 3", c.PosDims)
 	case c.Values < 1:
 		return fmt.Errorf("values %d: each token needs at least one value", c.Values)
+	case c.Values > MaxValues:
+		return fmt.Errorf("values %d: exceeds the limit of %d values per token", c.Values, MaxValues)
+	case c.Outputs < 0 || c.Outputs > MaxOutputs:
+		return fmt.Errorf("outputs %d: want 0..%d", c.Outputs, MaxOutputs)
 	case math.IsNaN(c.P) || c.P < 0 || c.P > 1:
 		return fmt.Errorf("p_rope %v: want 0 ≤ p ≤ 1", c.P)
 	case rope && !(c.RoPEBase > 1):
@@ -189,6 +215,9 @@ func (c *Config) Validate() error {
 	}
 	if c.PosEncoding == PosSiren {
 		if err := c.Siren.Validate(c.PosDims); err != nil {
+			return err
+		}
+		if err := checkSirenLimits(&c.Siren); err != nil {
 			return err
 		}
 	}
@@ -233,7 +262,60 @@ func (c *Config) Validate() error {
 	default:
 		return fmt.Errorf("task %q: want pretrain, classify or regress", c.Task)
 	}
+	if n := c.ParamBound(); n > MaxParams {
+		return fmt.Errorf("the model would have about %d parameters, more than the limit of %d", n, MaxParams)
+	}
 	return nil
+}
+
+func checkSirenLimits(s *rope.SirenSpec) error {
+	switch {
+	case s.Hidden > MaxSirenWidth || s.CatDim > MaxSirenWidth:
+		return fmt.Errorf("siren: hidden %d and cat_dim %d must be at most %d", s.Hidden, s.CatDim, MaxSirenWidth)
+	case len(s.Periods) > MaxSirenFeats || len(s.CatAxes) > MaxSirenFeats:
+		return fmt.Errorf("siren: %d periods and %d cat_axes, at most %d each", len(s.Periods), len(s.CatAxes), MaxSirenFeats)
+	}
+	for _, n := range s.CatSizes {
+		if n > MaxSirenCats {
+			return fmt.Errorf("siren.cat_sizes: %d categories, at most %d", n, MaxSirenCats)
+		}
+	}
+	return nil
+}
+
+// ParamBound is an upper bound on the number of parameters of the model c
+// describes (exact for the Transformer stacks, generous for the small
+// projections, head and SIREN networks), computed without allocating. It
+// assumes the limits on each size hold, so it cannot overflow. Loaders
+// compare it with the bytes a checkpoint file holds before building the
+// model.
+func (c *Config) ParamBound() int {
+	enc := c.Encoder.clamp()
+	values, outputs := min(max(c.Values, 0), MaxValues), min(max(c.Outputs, 0), MaxOutputs)
+	n := enc.Params() + (values+2+outputs+2)*enc.DModel + values + outputs
+	if c.Task == TaskPretrain {
+		dec := c.Decoder.clamp()
+		n += dec.Params() + (enc.DModel+values+3)*dec.DModel + values
+	}
+	if c.PosEncoding == PosSiren {
+		s := &c.Siren
+		h, cd := min(max(s.Hidden, 0), MaxSirenWidth), min(max(s.CatDim, 0), MaxSirenWidth)
+		cats := 0
+		for _, k := range s.CatSizes {
+			cats += min(max(k, 0), MaxSirenCats)
+		}
+		in := 1 + 2*min(len(s.Periods), MaxSirenFeats) + cd*min(len(s.CatAxes), MaxSirenFeats)
+		per := cats*cd + (in+2)*h*3 + h*h*4 + (enc.DModel+c.Decoder.clamp().DModel)*(h+1)
+		n += 2 * per
+	}
+	return n
+}
+
+// clamp limits every field to [0, its maximum], for bounds that must not
+// overflow on an invalid size.
+func (s Size) clamp() Size {
+	return Size{min(max(s.DModel, 0), MaxDModel), min(max(s.Heads, 0), MaxHeads),
+		min(max(s.Depth, 0), MaxDepth), min(max(s.FFN, 0), MaxFFN)}
 }
 
 func checkAbsolute(field string, dModel, posDims int) error {

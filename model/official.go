@@ -3,6 +3,7 @@ package model
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -94,7 +95,15 @@ func (oc *OfficialConfig) Config() (Config, error) {
 	if oc.NChannels != nil {
 		ch = *oc.NChannels
 	}
-	c.Values = tubelet[0] * tubelet[1] * tubelet[2] * ch
+	// Checked factor by factor so the product cannot overflow into a
+	// plausible-looking value.
+	c.Values = 1
+	for _, k := range []int{tubelet[0], tubelet[1], tubelet[2], ch} {
+		if k < 1 || k > MaxValues || c.Values*k > MaxValues {
+			return Config{}, fmt.Errorf("tubelet_size %v × n_channels %d: want positive factors with a product ≤ %d values per token", tubelet, ch, MaxValues)
+		}
+		c.Values *= k
+	}
 	c.PosDims = 3
 	if oc.NPosDims != nil {
 		c.PosDims = *oc.NPosDims
@@ -121,7 +130,7 @@ func (oc *OfficialConfig) Config() (Config, error) {
 // LoadOfficialDir loads a checkpoint directory written by the authors' code:
 // model_config.json and model.safetensors.
 func LoadOfficialDir[T tensor.Float](dir string) (*Model[T], error) {
-	raw, err := os.ReadFile(filepath.Join(dir, "model_config.json"))
+	raw, err := readSmallFile(filepath.Join(dir, "model_config.json"), MaxConfigBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -142,11 +151,18 @@ func LoadOfficialDir[T tensor.Float](dir string) (*Model[T], error) {
 // allowed are the authors' buffers, and their RoPE timescales must match
 // cfg (which catches a wrong p, base or axis count).
 func LoadOfficialWeights[T tensor.Float](cfg Config, path string) (*Model[T], error) {
-	m, err := New[T](cfg, 0)
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	f, err := ckpt.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	f, err := ckpt.ReadFile(path)
+	defer f.Close()
+	if err := checkFileHolds(f, &cfg, path); err != nil {
+		return nil, err
+	}
+	m, err := New[T](cfg, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -164,11 +180,14 @@ func LoadOfficialWeights[T tensor.Float](cfg Config, path string) (*Model[T], er
 		switch {
 		case used[name] || name == "zeros" || strings.HasSuffix(name, "inpt_pos_embedding.pe"):
 		case timescales[name] != Size{}:
+			want := cfg.ropeLayout(timescales[name]).Timescales()
+			if n := f.Tensors[name].Numel(); n != len(want) {
+				return nil, fmt.Errorf("%s: %s has %d entries, config gives %d (check n_pos_dims and heads)", path, name, n, len(want))
+			}
 			got, _, err := f.Float32(name)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", path, err)
 			}
-			want := cfg.ropeLayout(timescales[name]).Timescales()
 			if len(got) != len(want) {
 				return nil, fmt.Errorf("%s: %s has %d entries, config gives %d (check n_pos_dims and heads)", path, name, len(got), len(want))
 			}
@@ -189,9 +208,13 @@ func LoadOfficialWeights[T tensor.Float](cfg Config, path string) (*Model[T], er
 	return m, nil
 }
 
-// loadTensors copies every parameter from f by name.
+// loadTensors copies every parameter from f by name, checking each
+// tensor's declared size before its bytes are read.
 func (m *Model[T]) loadTensors(f *ckpt.File, path string) error {
 	for _, p := range m.Params {
+		if t, ok := f.Tensors[p.Name]; ok && t.Numel() != len(p.W) {
+			return fmt.Errorf("%s: tensor %s has shape %v, model expects %v", path, p.Name, t.Shape, p.Shape)
+		}
 		v, shape, err := f.Float32(p.Name)
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
@@ -207,4 +230,25 @@ func (m *Model[T]) loadTensors(f *ckpt.File, path string) error {
 		}
 	}
 	return nil
+}
+
+// MaxConfigBytes bounds model_config.json: the authors' files are under a
+// kilobyte, and the whole file is read into memory.
+const MaxConfigBytes = 1 << 20
+
+// readSmallFile reads path, refusing one longer than limit bytes.
+func readSmallFile(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	raw, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if int64(len(raw)) > limit {
+		return nil, fmt.Errorf("%s: longer than the %d-byte limit for a model configuration", path, limit)
+	}
+	return raw, nil
 }
