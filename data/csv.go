@@ -241,6 +241,7 @@ func LoadLongCSV(path string, opt CSVOptions) (*Dataset, error) {
 	default:
 		ds.C, ds.D = nv, 2
 	}
+	ds.TimeAxis = ds.D - 1 // positions are (time) or (channel, time)
 	for _, o := range objects {
 		for i := range o.channels {
 			o.channels[i] = remap[o.channels[i]]

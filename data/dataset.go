@@ -35,7 +35,11 @@ type Dataset struct {
 	Classes        []string // label names; index = Sample.Label
 	TargetDim      int      // 0 when there are no regression targets
 	TargetPerToken bool     // targets are per token ([N*TargetDim]) rather than per sample
-	Samples        []Sample
+	// TimeAxis is the position axis that is time (step dropping and the
+	// interpolation baselines work along it): 0 for .ts ((step[, channel]))
+	// and array series, D−1 for long CSV ((channel, time)).
+	TimeAxis int
+	Samples  []Sample
 }
 
 // Validate checks every invariant the model and Collate rely on, so that a
@@ -54,6 +58,9 @@ func (d *Dataset) Validate() error {
 	}
 	if d.TargetPerToken && d.TargetDim == 0 {
 		return fmt.Errorf("dataset %q: TargetPerToken set but TargetDim = 0", d.Name)
+	}
+	if d.TimeAxis < 0 || d.TimeAxis >= d.D {
+		return fmt.Errorf("dataset %q: TimeAxis = %d outside [0, %d)", d.Name, d.TimeAxis, d.D)
 	}
 	if len(d.Samples) == 0 {
 		return fmt.Errorf("dataset %q: no samples", d.Name)

@@ -2,7 +2,6 @@ package data
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"path/filepath"
 	"strings"
 )
@@ -11,7 +10,7 @@ import (
 // were trained with, so evaluation and prediction read new files the same
 // way without repeating every option.
 type Source struct {
-	Format string `json:"format" yaml:"format" help:"auto (by extension), ts, csv, npy or npz"`
+	Format string `json:"format" yaml:"format" help:"auto (by extension), ts, csv, npy, npz, or dataset (.safetensors written by romae)"`
 	// .ts
 	Missing string `json:"missing" yaml:"missing" help:".ts missing values: drop-step (a step with a missing value is dropped) or channel-axis (one token per observed value, channel as a 2nd position axis)"`
 	// long CSV
@@ -25,8 +24,10 @@ type Source struct {
 	TargetColumns []string `json:"target_columns" yaml:"target_columns" help:"CSV: per-object regression target columns"`
 	// npy / npz
 	ArrayKey string `json:"array_key" yaml:"array_key" help:"npz: array with the data, [N,T,C] series or [N,H,W(,C)] images (default x)"`
-	LabelKey string `json:"label_key" yaml:"label_key" help:"npz: array with integer labels (default y, optional)"`
+	LabelKey string `json:"label_key" yaml:"label_key" help:"npz: array with integer labels (default y, optional; - : none)"`
 	Patch    [2]int `json:"patch" yaml:"patch" help:"npy/npz images: patch height,width (0,0: treat as series)"`
+	// series
+	SeriesPatch int `json:"series_patch,omitempty" yaml:"series_patch" help:"series: observations per token along time (0 or 1: one token per observation); a token holds P consecutive observations of one channel and their time offsets"`
 	// protocol
 	DropFraction float64 `json:"drop_fraction" yaml:"drop_fraction" help:"drop this fraction of each series' time steps at random (the paper's UEA protocol uses 0.3)"`
 	DropSeed     uint64  `json:"drop_seed" yaml:"drop_seed" help:"seed of the random step dropping"`
@@ -34,23 +35,11 @@ type Source struct {
 
 // Load reads path as s describes.
 func (s Source) Load(path string) (*Dataset, error) {
-	format := s.Format
-	if format == "" || format == "auto" {
-		switch strings.ToLower(filepath.Ext(path)) {
-		case ".ts":
-			format = "ts"
-		case ".csv":
-			format = "csv"
-		case ".npy":
-			format = "npy"
-		case ".npz":
-			format = "npz"
-		default:
-			return nil, fmt.Errorf("%s: cannot tell the format from the extension; set data.format (ts, csv, npy, npz)", path)
-		}
+	format, err := s.FormatOf(path)
+	if err != nil {
+		return nil, err
 	}
 	var ds *Dataset
-	var err error
 	switch format {
 	case "ts":
 		ds, err = LoadTS(path, TSOptions{Missing: s.Missing})
@@ -58,19 +47,22 @@ func (s Source) Load(path string) (*Dataset, error) {
 		ds, err = s.loadCSV(path)
 	case "npy", "npz":
 		ds, err = s.loadArrays(path, format)
+	case "dataset":
+		ds, err = LoadDataset(path)
 	default:
-		return nil, fmt.Errorf("data.format %q: want auto, ts, csv, npy or npz", format)
+		return nil, fmt.Errorf("data.format %q: want auto, ts, csv, npy, npz or dataset (a romae .safetensors dataset file)", format)
 	}
 	if err != nil {
 		return nil, err
 	}
 	if s.DropFraction > 0 {
-		axis := 0
-		if format == "csv" {
-			axis = ds.D - 1 // time is the last axis of CSV positions
-		}
-		ds, err = DropRandomSteps(ds, s.DropFraction, axis, rand.New(rand.NewPCG(s.DropSeed, 0x30)))
+		ds, err = DropRandomSteps(ds, s.DropFraction, ds.TimeAxis, s.DropSeed)
 		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	if s.SeriesPatch > 1 {
+		if ds, err = PatchSeries(ds, s.SeriesPatch); err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 	}
@@ -80,12 +72,36 @@ func (s Source) Load(path string) (*Dataset, error) {
 	return ds, nil
 }
 
+// FormatOf is the format path is read as: Format, or when that is "auto"
+// (or empty) the one its extension names.
+func (s Source) FormatOf(path string) (string, error) {
+	if s.Format != "" && s.Format != "auto" {
+		return s.Format, nil
+	}
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".ts":
+		return "ts", nil
+	case ".csv":
+		return "csv", nil
+	case ".npy":
+		return "npy", nil
+	case ".npz":
+		return "npz", nil
+	case ".safetensors":
+		return "dataset", nil
+	}
+	return "", fmt.Errorf("%s: cannot tell the format from the extension; set data.format (ts, csv, npy, npz, dataset)", path)
+}
+
 func (s Source) loadCSV(path string) (*Dataset, error) {
 	opt := CSVOptions{IDColumn: s.IDColumn, TimeColumn: s.TimeColumn, ChannelColumn: s.ChannelColumn,
 		ValueColumns: s.ValueColumns, ChannelMode: s.ChannelMode, LabelColumn: s.LabelColumn, TargetColumns: s.TargetColumns}
 	ds, err := LoadLongCSV(path, opt)
-	if err != nil || s.LabelsFile == "" {
-		return ds, err
+	if err != nil {
+		return nil, err
+	}
+	if s.LabelsFile == "" {
+		return ds, nil
 	}
 	labels, err := LoadLabelsCSV(s.LabelsFile, "id", "label")
 	if err != nil {
@@ -166,4 +182,11 @@ func MatchClasses(ds *Dataset, names []string) error {
 	}
 	ds.Classes = append([]string(nil), names...)
 	return nil
+}
+
+// Unlabelled is s without the options that read labels or regression
+// targets, for files that have none: scoring new data must not need them.
+func (s Source) Unlabelled() Source {
+	s.LabelColumn, s.LabelsFile, s.TargetColumns, s.LabelKey = "", "", nil, "-"
+	return s
 }

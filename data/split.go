@@ -1,7 +1,9 @@
 package data
 
 import (
+	"encoding/binary"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -59,15 +61,19 @@ func Split(ds *Dataset, fractions []float64, rng *rand.Rand) []*Dataset {
 }
 
 // DropRandomSteps returns a copy of ds in which each sample has lost
-// round(frac·S) of its S time steps, chosen uniformly at random with rng; at
-// least one step always survives. A time step is the set of tokens sharing a
+// round(frac·S) of its S time steps, chosen uniformly at random; at
+// least one step always survives. Each sample's choice is drawn from
+// (seed, a hash of the sample's own values and positions), so it does not
+// depend on the file's name, the sample's place in it or the other
+// samples: reading a file again with the same seed — as a checkpoint's data
+// spec does when a trained model is evaluated — drops the same steps. A time step is the set of tokens sharing a
 // value on position coordinate axis, so the same call drops whole steps both
 // for one-token-per-step data and for channel-axis data where a step is
 // spread over several tokens (axis 0 for everything LoadTS returns; axis
 // D-1, time, for LoadLongCSV). The paper's UEA protocol is frac = 0.3.
 // Surviving tokens keep their original positions, so the model sees the gaps.
 // Per-token targets are dropped along with their tokens.
-func DropRandomSteps(ds *Dataset, frac float64, axis int, rng *rand.Rand) (*Dataset, error) {
+func DropRandomSteps(ds *Dataset, frac float64, axis int, seed uint64) (*Dataset, error) {
 	if !(frac >= 0 && frac < 1) {
 		return nil, fmt.Errorf("DropRandomSteps: fraction %v outside [0, 1)", frac)
 	}
@@ -79,6 +85,7 @@ func DropRandomSteps(ds *Dataset, frac float64, axis int, rng *rand.Rand) (*Data
 	c, d, td := ds.C, ds.D, ds.TargetDim
 	for si := range ds.Samples {
 		s := &ds.Samples[si]
+		rng := rand.New(rand.NewPCG(seed, sampleHash(s)))
 		n := s.Len(c)
 		steps := make([]float32, n)
 		for i := range n {
@@ -112,4 +119,17 @@ func DropRandomSteps(ds *Dataset, frac float64, axis int, rng *rand.Rand) (*Data
 		out.Samples[si] = ns
 	}
 	return &out, nil
+}
+
+// sampleHash is FNV-1a over a sample's value and position bits.
+func sampleHash(s *Sample) uint64 {
+	h := fnv.New64a()
+	var b [4]byte
+	for _, xs := range [][]float32{s.Values, s.Positions} {
+		for _, x := range xs {
+			binary.LittleEndian.PutUint32(b[:], math.Float32bits(x))
+			h.Write(b[:])
+		}
+	}
+	return h.Sum64()
 }

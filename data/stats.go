@@ -20,11 +20,23 @@ type Stats struct {
 // e.g. a padded channel) gets std 1, so Apply only centres it instead of
 // dividing by zero.
 func ComputeStats(ds *Dataset) Stats {
-	c := ds.C
+	return slotStats(ds.C, ds, func(s *Sample) []float32 { return s.Values })
+}
+
+// ComputeTargetStats is ComputeStats for the TargetDim regression targets.
+func ComputeTargetStats(ds *Dataset) Stats {
+	return slotStats(ds.TargetDim, ds, func(s *Sample) []float32 { return s.Target })
+}
+
+// slotStats computes per-slot statistics of field(sample), c slots per row.
+func slotStats(c int, ds *Dataset, field func(*Sample) []float32) Stats {
 	st := Stats{Mean: make([]float64, c), Std: make([]float64, c)}
+	if c == 0 {
+		return st
+	}
 	n := 0
 	for i := range ds.Samples {
-		v := ds.Samples[i].Values
+		v := field(&ds.Samples[i])
 		for j, x := range v {
 			st.Mean[j%c] += float64(x)
 		}
@@ -40,7 +52,7 @@ func ComputeStats(ds *Dataset) Stats {
 		st.Mean[k] /= float64(n)
 	}
 	for i := range ds.Samples {
-		for j, x := range ds.Samples[i].Values {
+		for j, x := range field(&ds.Samples[i]) {
 			d := float64(x) - st.Mean[j%c]
 			st.Std[j%c] += d * d
 		}
@@ -58,13 +70,23 @@ func ComputeStats(ds *Dataset) Stats {
 // produced by Split/Subset share value slices, so apply it before splitting
 // (with stats from the training part) or to each part exactly once.
 func (s Stats) Apply(ds *Dataset) error {
-	if err := s.check(ds.C); err != nil {
+	return s.applyTo(ds.C, ds, func(s *Sample) []float32 { return s.Values })
+}
+
+// ApplyTargets standardises ds's regression targets in place, as Apply
+// does its values.
+func (s Stats) ApplyTargets(ds *Dataset) error {
+	return s.applyTo(ds.TargetDim, ds, func(s *Sample) []float32 { return s.Target })
+}
+
+func (s Stats) applyTo(c int, ds *Dataset, field func(*Sample) []float32) error {
+	if err := s.check(c); err != nil {
 		return err
 	}
 	for i := range ds.Samples {
-		v := ds.Samples[i].Values
+		v := field(&ds.Samples[i])
 		for j := range v {
-			k := j % ds.C
+			k := j % c
 			v[j] = float32((float64(v[j]) - s.Mean[k]) / s.Std[k])
 		}
 	}

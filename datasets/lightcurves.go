@@ -78,11 +78,12 @@ const (
 func LightCurves(n int, seed uint64) *data.Dataset {
 	mustPositive("LightCurves", "n", n)
 	ds := &data.Dataset{
-		Name:    "lightcurves",
-		C:       2,
-		D:       2,
-		Classes: slices.Clone(LightCurveClasses),
-		Samples: make([]data.Sample, n),
+		Name:     "lightcurves",
+		C:        2,
+		D:        2,
+		TimeAxis: 1, // (band, day)
+		Classes:  slices.Clone(LightCurveClasses),
+		Samples:  make([]data.Sample, n),
 	}
 	for i := range n {
 		ds.Samples[i] = lightCurve(sampleRNG(seed, "lightcurves", i), i)

@@ -15,6 +15,10 @@ type Options struct {
 	MaskRatio float64 // pre-training models: fraction of tokens reconstructed
 	Seed      uint64  // fixes the evaluation masks, so numbers are comparable across epochs
 	Loss      model.LossOptions
+	// TargetStats, when regression targets were standardised for training,
+	// maps predictions and targets back so MSE and RMSE are in the targets'
+	// own units (the loss stays in training units).
+	TargetStats *data.Stats
 }
 
 // Evaluate computes the task's metrics on ds in evaluation mode (no
@@ -32,6 +36,8 @@ func Evaluate(m *model.Model[float32], ws *model.Workspace[float32], ds *data.Da
 	rng := rand.New(rand.NewPCG(opt.Seed, 0xe7a1))
 	var sum, weight float64
 	var truth, pred []int
+	var se float64 // squared error in target units (TargetStats)
+	var nse int
 	K := m.Cfg.Outputs
 	for lo := 0; lo < len(ds.Samples); lo += bs {
 		idx := seq(lo, min(lo+bs, len(ds.Samples)))
@@ -57,6 +63,10 @@ func Evaluate(m *model.Model[float32], ws *model.Workspace[float32], ds *data.Da
 			}
 			sum += loss * n
 			weight += n
+			if m.Cfg.Task == model.TaskRegress && opt.TargetStats != nil {
+				e, k := unscaledSquaredError(ws.Output(), bt, opt.TargetStats)
+				se, nse = se+e, nse+k
+			}
 			if m.Cfg.Task == model.TaskClassify {
 				out := ws.Output()
 				for b := 0; b < bt.B; b++ {
@@ -71,10 +81,40 @@ func Evaluate(m *model.Model[float32], ws *model.Workspace[float32], ds *data.Da
 	case model.TaskClassify:
 		met.Confusion = Confusion(truth, pred, K)
 		met.Accuracy, met.MacroF1 = Accuracy(met.Confusion), MacroF1(met.Confusion)
+	case model.TaskRegress:
+		met.MSE = met.Loss
+		if opt.TargetStats != nil {
+			met.MSE = se / float64(max(nse, 1))
+		}
+		met.RMSE = math.Sqrt(met.MSE)
 	default:
 		met.MSE, met.RMSE = met.Loss, math.Sqrt(met.Loss)
 	}
 	return met, nil
+}
+
+// unscaledSquaredError sums (prediction − target)² over bt's valid target
+// values after mapping both back with st (y·std + mean per target slot),
+// and counts them. out is the regression head's output for bt.
+func unscaledSquaredError(out []float32, bt *data.Batch, st *data.Stats) (float64, int) {
+	K := bt.TargetDim
+	var se float64
+	n := 0
+	for b := 0; b < bt.B; b++ {
+		rows, stride := 1, K
+		if bt.TargetPerToken {
+			rows, stride = bt.Lengths[b], bt.L*K
+		}
+		for r := 0; r < rows; r++ {
+			for k := 0; k < K; k++ {
+				i := b*stride + r*K + k
+				e := (float64(out[i]) - float64(bt.Targets[i])) * st.Std[k]
+				se += e * e
+				n++
+			}
+		}
+	}
+	return se, n
 }
 
 // Predict returns each sample's head output: class probabilities for a
@@ -129,7 +169,12 @@ func Embed(m *model.Model[float32], ws *model.Workspace[float32], ds *data.Datas
 
 // Interpolate predicts values at queries[i] (positions [n_i·D]) for every
 // sample i of ds, using all of that sample's tokens as context. Returns
-// [N][n_i·values].
+// [N][n_i·values]. With a model whose query_attention is "independent"
+// each prediction depends on the sample's tokens and its own position only,
+// not on the other queries or the batching; with "all" (the paper's
+// decoder, and every checkpoint written before the option) the queries of
+// one sample attend to each other, so asking for a point alone or within a
+// grid gives different values (docs/interpolation.md).
 func Interpolate(m *model.Model[float32], ws *model.Workspace[float32], ds *data.Dataset, queries [][]float32, batchSize int) ([][]float32, error) {
 	if len(queries) != len(ds.Samples) {
 		return nil, fmt.Errorf("interpolate: %d query lists for %d samples", len(queries), len(ds.Samples))
@@ -171,6 +216,41 @@ func Interpolate(m *model.Model[float32], ws *model.Workspace[float32], ds *data
 		}
 	}
 	return out, nil
+}
+
+// InterpolationMSE predicts every token of hidden from the tokens of
+// observed (the same samples in the same order) and returns the MSE per
+// value against hidden's values, with the per-sample predictions. With
+// stats, predictions and truth are both mapped back to data units first.
+func InterpolationMSE(m *model.Model[float32], observed, hidden *data.Dataset, stats *data.Stats, batchSize int) (float64, [][]float32, error) {
+	if len(observed.Samples) != len(hidden.Samples) {
+		return 0, nil, fmt.Errorf("interpolation: %d observed series and %d hidden ones", len(observed.Samples), len(hidden.Samples))
+	}
+	q := make([][]float32, len(hidden.Samples))
+	for i, s := range hidden.Samples {
+		if s.ID != observed.Samples[i].ID {
+			return 0, nil, fmt.Errorf("interpolation: series %d is %q among the observed and %q among the hidden", i, observed.Samples[i].ID, s.ID)
+		}
+		q[i] = s.Positions
+	}
+	pred, err := Interpolate(m, m.NewWorkspace(), observed, q, batchSize)
+	if err != nil {
+		return 0, nil, err
+	}
+	var se float64
+	n := 0
+	c := hidden.C
+	for i, s := range hidden.Samples {
+		for j, v := range s.Values {
+			p, t := float64(pred[i][j]), float64(v)
+			if stats != nil {
+				p, t = p*stats.Std[j%c]+stats.Mean[j%c], t*stats.Std[j%c]+stats.Mean[j%c]
+			}
+			se += (p - t) * (p - t)
+			n++
+		}
+	}
+	return se / float64(max(n, 1)), pred, nil
 }
 
 func seq(lo, hi int) []int {

@@ -9,6 +9,7 @@ import (
 	"sort"
 
 	"romae/audio"
+	"romae/data"
 	"romae/internal/figure"
 	"romae/model"
 	"romae/train"
@@ -125,6 +126,12 @@ func runAudio(ctx context.Context, o *Options, r *Result) error {
 		}
 		shiftPositions(tr, 1)
 		shiftPositions(te, 1)
+		// The log-mel features are scaled by the fbank options above; the
+		// saved test clips are the model's input as is.
+		teFile, err := o.saveTestData(fmt.Sprintf("espeak-words-test-seed%d", seed), te)
+		if err != nil {
+			return err
+		}
 
 		c := model.DefaultConfig()
 		c.Values, c.PosDims, c.Task, c.NormTargets = tr.C, 2, model.TaskPretrain, true
@@ -142,7 +149,7 @@ func runAudio(ctx context.Context, o *Options, r *Result) error {
 		ft.Optimizer, ft.LR, ft.BatchSize, ft.Seed, ft.LabelSmoothing = "adamw", pick(o, 3e-3, 5e-4, 5e-4), 16, uint64(seed), 0.1
 		ft.Epochs = pick(o, 25, 40, 50)
 		ft.EvalEvery = ft.Epochs
-		met, err := pretrainFinetune(ctx, o, fmt.Sprintf("seed%d", seed), c, pm, tc, ft, tr, te, 64)
+		met, err := pretrainFinetune(ctx, o, r, fmt.Sprintf("seed%d", seed), c, pm, tc, ft, tr, te, &data.Spec{Generated: "espeak-words", Classes: tr.Classes}, teFile, 64)
 		if err != nil {
 			return err
 		}

@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -91,6 +92,9 @@ type Row struct {
 	Values     []float64 `json:"values"` // per seed
 	Baseline   float64   `json:"baseline,omitempty"`
 	BaselineIs string    `json:"baseline_is,omitempty"` // what the trivial baseline is
+	// Baselines are other methods' numbers on the same metric and test
+	// tokens (interpolation: linear, spline, channel mean), mean over seeds.
+	Baselines map[string]float64 `json:"baselines,omitempty"`
 }
 
 // Result is what an experiment run produced.
@@ -103,6 +107,32 @@ type Result struct {
 	Notes   []string `json:"notes"`
 	Seconds float64  `json:"seconds"`
 	Command string   `json:"command"`
+	// Reproduce says, for every number computed from a saved model, how
+	// `romae evaluate` recomputes it from the files the run left behind.
+	Reproduce []Reproduction `json:"reproduce,omitempty"`
+}
+
+// Reproduction is one reported number and the evaluate command that gives
+// it back exactly: romae evaluate --model Model --data Data [Args...],
+// whose JSON output has Value under Metric.
+type Reproduction struct {
+	Model  string   `json:"model"`
+	Data   string   `json:"data"`
+	Args   []string `json:"args,omitempty"`
+	Metric string   `json:"metric"`
+	Value  float64  `json:"value"`
+}
+
+// Command is the shell command that reproduces the number.
+func (p Reproduction) Command() string {
+	return strings.Join(append([]string{"romae", "evaluate", "--model", p.Model, "--data", p.Data}, p.Args...), " ")
+}
+
+// reproduce records that evaluate on model and dataFile with batch size
+// batch (and extra args) gives value under metric.
+func (r *Result) reproduce(model, dataFile, metric string, value float64, batch int, args ...string) {
+	args = append([]string{"--batch-size", strconv.Itoa(batch)}, args...)
+	r.Reproduce = append(r.Reproduce, Reproduction{Model: model, Data: dataFile, Args: args, Metric: metric, Value: value})
 }
 
 // Experiment is one reproducible experiment.

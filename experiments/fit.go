@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 
 	"romae/data"
@@ -13,16 +14,17 @@ import (
 	"romae/train"
 )
 
-// fit trains a fresh model (or m, when given) in o.Out/runs/tag.
+// fit trains m in o.Out/runs/tag; its checkpoints carry spec, how tr was
+// made and scaled.
 func fit(ctx context.Context, o *Options, tag string, m *model.Model[float32], tc train.Config, tr, val *data.Dataset,
-	mask func([]bool, *data.Batch, *rand.Rand) []bool) (*train.Result, error) {
-	tc.Out = filepath.Join(o.Out, "runs", tag)
+	spec *data.Spec, mask func([]bool, *data.Batch, *rand.Rand) []bool) (*train.Result, error) {
+	tc.Out = o.runDir(tag)
 	tc.Progress = "none"
 	log := io.Discard
 	if o.Log != nil {
 		tc.Progress, log = "lines", o.Log
 	}
-	t := &train.Trainer{Cfg: tc, Model: m, Train: tr, Val: val, Log: log, Mask: mask}
+	t := &train.Trainer{Cfg: tc, Model: m, Train: tr, Val: val, Data: spec, Log: log, Mask: mask}
 	res, err := t.Run(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", tag, err)
@@ -52,24 +54,44 @@ func classifierFrom(pre model.Config, pm *model.Model[float32], classes int, see
 }
 
 // pretrainFinetune is the pre-train-then-fine-tune protocol: pre-train pm
-// with tc, fine-tune a classifierFrom(c, pm) with ft (both on tr; the
-// classifier's initial head is seeded with ft.Seed), and return the
-// fine-tuned model's metrics on te (last epoch's weights: no model
-// selection on the test set).
-func pretrainFinetune(ctx context.Context, o *Options, tag string, c model.Config, pm *model.Model[float32],
-	tc, ft train.Config, tr, te *data.Dataset, evalBatch int) (eval.Metrics, error) {
-	if _, err := fit(ctx, o, tag+"-pretrain", pm, tc, tr, nil, nil); err != nil {
+// with tc, fine-tune a classifierFrom(c, pm) with ft (both on tr, read and
+// scaled as spec says; the classifier's initial head is seeded with
+// ft.Seed), and return the fine-tuned model's metrics on te (last epoch's
+// weights: no model selection on the test set), recording how `romae
+// evaluate` reproduces them from teFile.
+func pretrainFinetune(ctx context.Context, o *Options, r *Result, tag string, c model.Config, pm *model.Model[float32],
+	tc, ft train.Config, tr, te *data.Dataset, spec *data.Spec, teFile string, evalBatch int) (eval.Metrics, error) {
+	if _, err := fit(ctx, o, tag+"-pretrain", pm, tc, tr, nil, spec, nil); err != nil {
 		return eval.Metrics{}, err
 	}
 	fm, err := classifierFrom(c, pm, len(tr.Classes), ft.Seed)
 	if err != nil {
 		return eval.Metrics{}, err
 	}
-	if _, err := fit(ctx, o, tag+"-finetune", fm, ft, tr, nil, nil); err != nil {
+	if _, err := fit(ctx, o, tag+"-finetune", fm, ft, tr, nil, spec, nil); err != nil {
 		return eval.Metrics{}, err
 	}
-	return eval.Evaluate(fm, fm.NewWorkspace(), te, eval.Options{BatchSize: evalBatch})
+	met, err := eval.Evaluate(fm, fm.NewWorkspace(), te, eval.Options{BatchSize: evalBatch})
+	r.reproduce(o.runDir(tag+"-finetune"), teFile, "accuracy", met.Accuracy, evalBatch)
+	return met, err
 }
+
+// generated is the data spec of data made in memory by a generator and
+// used as generated (no scaling).
+func generated(name string) *data.Spec { return &data.Spec{Generated: name} }
+
+// saveTestData writes ds — raw, as generated, before any scaling — to
+// o.Out/data/name.safetensors, where `romae evaluate --data` reads it.
+func (o *Options) saveTestData(name string, ds *data.Dataset) (string, error) {
+	path := filepath.Join(o.Out, "data", name+".safetensors")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", err
+	}
+	return path, data.SaveDataset(path, ds)
+}
+
+// runDir is the run directory of the training run tag.
+func (o *Options) runDir(tag string) string { return filepath.Join(o.Out, "runs", tag) }
 
 // interpolationMSE predicts every hidden token from the observed ones and
 // returns the MSE against the hidden values (per value, over all tokens)

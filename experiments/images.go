@@ -44,15 +44,15 @@ var imageSettings = []imageSetting{
 var ErrNoFashionMNIST = errors.New("Fashion-MNIST not found: install Debian's dataset-fashion-mnist package (apt-get install dataset-fashion-mnist)")
 
 // fashionMNIST loads n training and nTest test images as patch datasets,
-// standardised with the training pixels' global mean and std (one number
-// for all pixels, the usual image normalisation, so every patch keeps its
-// relative brightness), positions shifted by +1 so no patch shares (0, 0)
-// with [CLS] (the authors' prepare_positions; their image scripts did not
-// shift).
-func fashionMNIST(n, nTest int) (tr, te *data.Dataset, err error) {
+// positions shifted by +1 so no patch shares (0, 0) with [CLS] (the
+// authors' prepare_positions; their image scripts did not shift), and the
+// statistics that standardise them: the training pixels' global mean and
+// std (one number for all pixels, the usual image normalisation, so every
+// patch keeps its relative brightness), repeated for every value slot.
+func fashionMNIST(n, nTest int) (tr, te *data.Dataset, stats data.Stats, err error) {
 	dir := datasets.FashionMNISTDir()
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, fmt.Errorf("%s: %w", dir, ErrNoFashionMNIST)
+		return nil, nil, stats, fmt.Errorf("%s: %w", dir, ErrNoFashionMNIST)
 	}
 	load := func(split string, k int) (*data.Dataset, error) {
 		img, lab, err := datasets.LoadFashionMNIST(dir, split)
@@ -62,10 +62,10 @@ func fashionMNIST(n, nTest int) (tr, te *data.Dataset, err error) {
 		return datasets.Images(img, lab, k, 28, 28, imagesPatch, datasets.FashionMNISTClasses)
 	}
 	if tr, err = load("train", n); err != nil {
-		return nil, nil, err
+		return nil, nil, stats, err
 	}
 	if te, err = load("test", nTest); err != nil {
-		return nil, nil, err
+		return nil, nil, stats, err
 	}
 	var s, s2, cnt float64
 	for _, smp := range tr.Samples {
@@ -77,21 +77,29 @@ func fashionMNIST(n, nTest int) (tr, te *data.Dataset, err error) {
 	}
 	mean := s / cnt
 	std := sqrt(s2/cnt - mean*mean)
-	for _, ds := range []*data.Dataset{tr, te} {
-		for i := range ds.Samples {
-			for j, v := range ds.Samples[i].Values {
-				ds.Samples[i].Values[j] = float32((float64(v) - mean) / std)
-			}
-		}
-		shiftPositions(ds, 1)
+	for k := 0; k < tr.C; k++ {
+		stats.Mean, stats.Std = append(stats.Mean, mean), append(stats.Std, std)
 	}
-	return tr, te, nil
+	shiftPositions(tr, 1)
+	shiftPositions(te, 1)
+	return tr, te, stats, nil
 }
 
 func runImages(ctx context.Context, o *Options, r *Result) error {
 	nTrain, nTest := pick(o, 512, 8000, 60000), pick(o, 256, 2000, 10000)
-	tr, te, err := fashionMNIST(nTrain, nTest)
+	tr, te, stats, err := fashionMNIST(nTrain, nTest)
 	if err != nil {
+		return err
+	}
+	teFile, err := o.saveTestData("fashion-mnist-test", te)
+	if err != nil {
+		return err
+	}
+	spec := &data.Spec{Generated: "fashion-mnist", Stats: &stats, Classes: tr.Classes}
+	if err := spec.Prepare(tr, "fashion-mnist train"); err != nil {
+		return err
+	}
+	if err := spec.Prepare(te, teFile); err != nil {
 		return err
 	}
 	r.Seeds = o.seeds(1, 1, 3)
@@ -122,7 +130,7 @@ func runImages(ctx context.Context, o *Options, r *Result) error {
 			ft.Optimizer, ft.LR, ft.BatchSize, ft.Seed, ft.LabelSmoothing = "adamw", pick(o, 3e-3, 1e-3, 5e-4), 64, uint64(seed), 0.1
 			ft.Epochs = pick(o, 8, 4, 15)
 			ft.EvalEvery = ft.Epochs
-			met, err := pretrainFinetune(ctx, o, fmt.Sprintf("setting%d-seed%d", si, seed), c, pm, tc, ft, tr, te, 256)
+			met, err := pretrainFinetune(ctx, o, r, fmt.Sprintf("setting%d-seed%d", si, seed), c, pm, tc, ft, tr, te, spec, teFile, 256)
 			if err != nil {
 				return err
 			}

@@ -90,19 +90,6 @@ func meanTargetMSE(tr, te *data.Dataset) float64 {
 	return se / float64(m)
 }
 
-// perTokenMSE is the MSE over every kept frame and both outputs.
-func perTokenMSE(pred [][]float64, ds *data.Dataset) float64 {
-	var se float64
-	n := 0
-	for i, s := range ds.Samples {
-		for j, v := range s.Target {
-			e := pred[i][j] - float64(v)
-			se += e * e
-			n++
-		}
-	}
-	return se / float64(max(n, 1))
-}
 
 func runPendulum(ctx context.Context, o *Options, r *Result) error {
 	nTrain, nVal, nTest := pick(o, 96, 2000, 2000), pick(o, 32, 500, 1000), pick(o, 64, 1000, 1000)
@@ -128,7 +115,11 @@ func runPendulum(ctx context.Context, o *Options, r *Result) error {
 		m := newModel(pendulumConfig(), uint64(seed))
 		params = m.NumParams()
 		tag := fmt.Sprintf("pendulum-seed%d", seed)
-		if _, err := fit(ctx, o, tag, m, pendulumRecipe(o, uint64(seed)), tr, val, nil); err != nil {
+		teFile, err := o.saveTestData(tag+"-test", te)
+		if err != nil {
+			return err
+		}
+		if _, err := fit(ctx, o, tag, m, pendulumRecipe(o, uint64(seed)), tr, val, generated("pendulum"), nil); err != nil {
 			return err
 		}
 		// Model selection on the validation set (lowest validation MSE over
@@ -137,12 +128,17 @@ func runPendulum(ctx context.Context, o *Options, r *Result) error {
 		if err != nil {
 			return err
 		}
+		met, err := eval.Evaluate(best, best.NewWorkspace(), te, eval.Options{BatchSize: 64})
+		if err != nil {
+			return err
+		}
 		pred, err := eval.Predict(best, best.NewWorkspace(), te, 64)
 		if err != nil {
 			return err
 		}
-		mse := perTokenMSE(pred, te)
+		mse := met.MSE // per value over every kept frame and both outputs
 		mses = append(mses, mse*1e3)
+		r.reproduce(o.runDir(tag), teFile, "mse", mse, 64)
 		baseline = meanTargetMSE(tr, te) * 1e3
 		o.logf("pendulum seed %d: test MSE %.4g ×1e-3 (mean-target baseline %.4g ×1e-3)", seed, mse*1e3, baseline)
 		if seed == 1 {

@@ -39,29 +39,21 @@ func positionRecipe(o *Options, seed uint64) train.Config {
 	return tc
 }
 
-// standardiseTargets rescales regression targets to zero mean and unit
-// variance with the training set's statistics (returned) so the linear head
-// starts at the right scale; MSEs are reported back in position units.
-func standardiseTargets(ds ...*data.Dataset) (mean, std float64) {
-	var s, s2 float64
-	n := 0
-	for _, smp := range ds[0].Samples {
-		for _, v := range smp.Target {
-			s += float64(v)
-			s2 += float64(v) * float64(v)
-			n++
-		}
+// positionData is the position task's training and test sets with the
+// spec that standardises their targets (zero mean and unit variance with
+// the training set's statistics, so the linear head starts at the right
+// scale); the raw test set is saved for `romae evaluate`, which reports MSE
+// in position units as the experiment does.
+func positionData(o *Options, tr, te *data.Dataset, tag string) (spec *data.Spec, teFile string, err error) {
+	if teFile, err = o.saveTestData(tag+"-test", te); err != nil {
+		return nil, "", err
 	}
-	mean = s / float64(n)
-	std = sqrt(s2/float64(n) - mean*mean)
-	for _, d := range ds {
-		for i := range d.Samples {
-			for j, v := range d.Samples[i].Target {
-				d.Samples[i].Target[j] = float32((float64(v) - mean) / std)
-			}
-		}
+	ts := data.ComputeTargetStats(tr)
+	spec = &data.Spec{Generated: "position", TargetStats: &ts}
+	if err := spec.Prepare(tr, "position train"); err != nil {
+		return nil, "", err
 	}
-	return mean, std
+	return spec, teFile, spec.Prepare(te, teFile)
 }
 
 func runPosition(ctx context.Context, o *Options, r *Result) error {
@@ -80,18 +72,22 @@ func runPosition(ctx context.Context, o *Options, r *Result) error {
 			for seed := 1; seed <= r.Seeds; seed++ {
 				tr := datasets.Position(nTrain, 10, 0, 50, uint64(seed))
 				te := datasets.Position(nTest, 10, 0, 50, uint64(1000+seed))
-				_, std := standardiseTargets(tr, te)
-				m := positionModel(size, cls, uint64(seed))
 				tag := fmt.Sprintf("%s-cls%v-seed%d", sizeName, cls, seed)
-				if _, err := fit(ctx, o, tag, m, positionRecipe(o, uint64(seed)), tr, nil, nil); err != nil {
-					return err
-				}
-				met, err := eval.Evaluate(m, m.NewWorkspace(), te, eval.Options{BatchSize: 256})
+				spec, teFile, err := positionData(o, tr, te, tag)
 				if err != nil {
 					return err
 				}
-				mses = append(mses, met.MSE*std*std)
-				o.logf("position %s: MSE %.4g", tag, met.MSE*std*std)
+				m := positionModel(size, cls, uint64(seed))
+				if _, err := fit(ctx, o, tag, m, positionRecipe(o, uint64(seed)), tr, nil, spec, nil); err != nil {
+					return err
+				}
+				met, err := eval.Evaluate(m, m.NewWorkspace(), te, eval.Options{BatchSize: 256, TargetStats: spec.TargetStats})
+				if err != nil {
+					return err
+				}
+				mses = append(mses, met.MSE)
+				r.reproduce(o.runDir(tag), teFile, "mse", met.MSE, 256)
+				o.logf("position %s: MSE %.4g", tag, met.MSE)
 			}
 			setting := fmt.Sprintf("RoMAE-%s, [CLS]", sizeName)
 			if !cls {
@@ -114,7 +110,12 @@ func runPositionRange(ctx context.Context, o *Options, r *Result) error {
 		for seed := 1; seed <= r.Seeds; seed++ {
 			tr := datasets.Position(n, 1, 0, hi, uint64(seed))
 			te := datasets.Position(pick(o, 128, 2000, 4000), 1, 0, hi, uint64(2000+seed))
-			mean, std := standardiseTargets(tr, te)
+			tag := fmt.Sprintf("range%v-seed%d", hi, seed)
+			spec, teFile, err := positionData(o, tr, te, tag)
+			if err != nil {
+				return err
+			}
+			mean, std := spec.TargetStats.Mean[0], spec.TargetStats.Std[0]
 			size := model.Sizes["tiny"]
 			if o.Budget == Tiny {
 				size = model.Size{DModel: 24, Heads: 2, Depth: 2, FFN: 48}
@@ -122,9 +123,14 @@ func runPositionRange(ctx context.Context, o *Options, r *Result) error {
 			m := positionModel(size, true, uint64(seed))
 			tc := positionRecipe(o, uint64(seed))
 			tc.Epochs = pick(o, 4, 8, 20)
-			if _, err := fit(ctx, o, fmt.Sprintf("range%v-seed%d", hi, seed), m, tc, tr, nil, nil); err != nil {
+			if _, err := fit(ctx, o, tag, m, tc, tr, nil, spec, nil); err != nil {
 				return err
 			}
+			met, err := eval.Evaluate(m, m.NewWorkspace(), te, eval.Options{BatchSize: 256, TargetStats: spec.TargetStats})
+			if err != nil {
+				return err
+			}
+			r.reproduce(o.runDir(tag), teFile, "mse", met.MSE, 256)
 			preds, err := eval.Predict(m, m.NewWorkspace(), te, 256)
 			if err != nil {
 				return err
@@ -132,16 +138,14 @@ func runPositionRange(ctx context.Context, o *Options, r *Result) error {
 			// MSE against position, in 20 bins over the domain.
 			const bins = 20
 			se, cnt := make([]float64, bins), make([]float64, bins)
-			var total float64
 			for i, s := range te.Samples {
 				truth := float64(s.Target[0])*std + mean
 				e := preds[i][0]*std + mean - truth
 				b := min(int(truth/hi*bins), bins-1)
 				se[b] += e * e
 				cnt[b]++
-				total += e * e
 			}
-			mses = append(mses, total/float64(len(te.Samples)))
+			mses = append(mses, met.MSE)
 			if seed == 1 {
 				s := figure.Series{Name: fmt.Sprintf("U(0,%g)", hi)}
 				for b := 0; b < bins; b++ {

@@ -42,12 +42,18 @@ func runSiren(ctx context.Context, o *Options, r *Result) error {
 		all := datasets.LightCurves(n, uint64(seed))
 		parts := data.Split(all, []float64{2.0 / 3, 1.0 / 3}, rand.New(rand.NewPCG(uint64(seed), 11)))
 		tr, te := parts[0], parts[1]
+		teFile, err := o.saveTestData(fmt.Sprintf("lightcurves-test-seed%d", seed), te)
+		if err != nil {
+			return err
+		}
 		// Standardise with training statistics; the parts share their
 		// samples' slices with all, so one Apply covers both.
 		stats := data.ComputeStats(tr)
 		if err := stats.Apply(all); err != nil {
 			return err
 		}
+		spec := &data.Spec{Generated: "lightcurves", Stats: &stats, Classes: tr.Classes}
+		pspec := &data.Spec{Generated: "lightcurves", Stats: &stats}
 		for _, mode := range modes {
 			cfg := model.DefaultConfig()
 			if mode == model.PosSiren {
@@ -62,13 +68,15 @@ func runSiren(ctx context.Context, o *Options, r *Result) error {
 			tc.LR, tc.BatchSize, tc.Seed, tc.WeightDecay = 1e-3, 32, uint64(seed), 0.05
 			tc.Epochs = pick(o, 3, 25, 60)
 			tc.EvalEvery = tc.Epochs
-			if _, err := fit(ctx, o, fmt.Sprintf("lc-classify-%s-seed%d", mode, seed), m, tc, tr, nil, nil); err != nil {
+			ctag := fmt.Sprintf("lc-classify-%s-seed%d", mode, seed)
+			if _, err := fit(ctx, o, ctag, m, tc, tr, nil, spec, nil); err != nil {
 				return err
 			}
 			met, err := eval.Evaluate(m, m.NewWorkspace(), te, eval.Options{BatchSize: 64})
 			if err != nil {
 				return err
 			}
+			r.reproduce(o.runDir(ctag), teFile, "accuracy", met.Accuracy, 64)
 			acc[mode] = append(acc[mode], met.Accuracy)
 			// Interpolation: masked autoencoder; MSE of 30% hidden
 			// observations (same masks for both modes).
@@ -76,13 +84,15 @@ func runSiren(ctx context.Context, o *Options, r *Result) error {
 			pc.Task = model.TaskPretrain
 			pm := newModel(pc, uint64(seed))
 			tc.MaskRatio = 0.3
-			if _, err := fit(ctx, o, fmt.Sprintf("lc-interp-%s-seed%d", mode, seed), pm, tc, tr, nil, nil); err != nil {
+			ptag := fmt.Sprintf("lc-interp-%s-seed%d", mode, seed)
+			if _, err := fit(ctx, o, ptag, pm, tc, tr, nil, pspec, nil); err != nil {
 				return err
 			}
 			pmet, err := eval.Evaluate(pm, pm.NewWorkspace(), te, eval.Options{BatchSize: 64, MaskRatio: 0.3, Seed: 77})
 			if err != nil {
 				return err
 			}
+			r.reproduce(o.runDir(ptag), teFile, "mse", pmet.MSE, 64, "--mask-ratio", "0.3", "--seed", "77")
 			mse[mode] = append(mse[mode], pmet.MSE)
 			o.logf("siren %s seed %d: accuracy %.4f, interpolation MSE %.4g", mode, seed, met.Accuracy, pmet.MSE)
 		}

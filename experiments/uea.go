@@ -34,24 +34,21 @@ func runUEA(ctx context.Context, o *Options, r *Result) error {
 	for seed := 1; seed <= r.Seeds; seed++ {
 		// The paper's protocol: 30% of each series' time steps dropped at
 		// random; the integer step stays the 1-D position, so gaps are seen.
+		// Each series' drop depends on the seed and its own content, so
+		// `romae evaluate` reading the test file with the checkpoint's
+		// spec drops the same steps.
 		src := data.Source{DropFraction: 0.3, DropSeed: uint64(seed)}
 		tr, err := src.Load(trainPath)
 		if err != nil {
 			return err
 		}
-		src.DropSeed += 1000
-		te, err := src.Load(testPath)
-		if err != nil {
-			return err
-		}
-		if err := data.MatchClasses(te, tr.Classes); err != nil {
-			return err
-		}
 		stats := data.ComputeStats(tr)
-		if err := stats.Apply(tr); err != nil {
+		spec := &data.Spec{Source: src, Stats: &stats, Classes: tr.Classes, Train: trainPath}
+		if err := spec.Prepare(tr, trainPath); err != nil {
 			return err
 		}
-		if err := stats.Apply(te); err != nil {
+		te, err := spec.Read(testPath)
+		if err != nil {
 			return err
 		}
 		c := model.DefaultConfig()
@@ -73,7 +70,7 @@ func runUEA(ctx context.Context, o *Options, r *Result) error {
 		ft.Optimizer, ft.LR, ft.BatchSize, ft.Seed, ft.WeightDecay = "sgd", 0.01, 8, uint64(seed), 1e-4
 		ft.Epochs, ft.WarmupFrac, ft.LabelSmoothing = pick(o, 15, 40, 100), 0.1, 0.1
 		ft.EvalEvery = ft.Epochs
-		met, err := pretrainFinetune(ctx, o, fmt.Sprintf("%s-seed%d", name, seed), c, pm, tc, ft, tr, te, 32)
+		met, err := pretrainFinetune(ctx, o, r, fmt.Sprintf("%s-seed%d", name, seed), c, pm, tc, ft, tr, te, spec, testPath, 32)
 		if err != nil {
 			return err
 		}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,13 +24,16 @@ import (
 )
 
 // Trainer fits Model on Train, evaluating on Val (optional) every
-// Cfg.EvalEvery epochs. Meta is stored in every checkpoint (data
-// normalisation, class names, ...), so a checkpoint is self-describing.
+// Cfg.EvalEvery epochs. Data — how Train was read and scaled — is required
+// and stored in every checkpoint, with Meta's extra keys, so that every
+// checkpoint, whoever trained it (the CLI, an experiment, a server reload),
+// reproduces its own numbers on new files.
 type Trainer struct {
 	Cfg        Config
 	Model      *model.Model[float32]
 	Train, Val *data.Dataset
-	Meta       map[string]string
+	Data       *data.Spec
+	Meta       map[string]string // extra metadata (e.g. romae.pretrained_from)
 	Log        io.Writer // progress and summaries; nil: os.Stderr
 	// Mask, when set, replaces uniform random masking at Cfg.MaskRatio
 	// for pre-training (e.g. "observe 3 to 10 points, reconstruct the
@@ -81,6 +85,9 @@ func (t *Trainer) Run(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	if err := checkData(m, t.Train, "training"); err != nil {
+		return nil, err
+	}
+	if err := t.checkSpec(); err != nil {
 		return nil, err
 	}
 	if t.Val != nil {
@@ -286,7 +293,7 @@ func summary(met *eval.Metrics) string {
 // save writes a checkpoint atomically: weights, optimiser state (for
 // last.safetensors) and the training state.
 func (t *Trainer) save(name string, opt optim.Optimizer, st state) error {
-	meta := map[string]string{}
+	meta := t.Data.Meta()
 	for k, v := range t.Meta {
 		meta[k] = v
 	}
@@ -367,6 +374,32 @@ func (t *Trainer) lossOptions() (model.LossOptions, error) {
 	w, err := t.Cfg.classWeights(counts)
 	opt.ClassWeights = w
 	return opt, err
+}
+
+// checkSpec refuses to train without a data spec, or with one that does
+// not describe this model's inputs and outputs.
+func (t *Trainer) checkSpec() error {
+	if t.Data == nil {
+		return fmt.Errorf("train: Trainer.Data is nil: every checkpoint must record how its data was read and scaled (data.Spec)")
+	}
+	if err := t.Data.Check(); err != nil {
+		return err
+	}
+	c := t.Model.Cfg
+	classes, targets := 0, 0
+	switch c.Task {
+	case model.TaskClassify:
+		classes = c.Outputs
+	case model.TaskRegress:
+		targets = c.Outputs
+	}
+	if err := t.Data.CheckModel(c.Values, classes, targets); err != nil {
+		return err
+	}
+	if classes > 0 && !slices.Equal(t.Data.Classes, t.Train.Classes) {
+		return fmt.Errorf("train: data spec classes %v differ from the training data's %v", t.Data.Classes, t.Train.Classes)
+	}
+	return nil
 }
 
 // checkData refuses a dataset the model cannot train on, naming the sample.

@@ -53,6 +53,16 @@ func toyModel(t testing.TB, task string) *model.Model[float32] {
 	return m
 }
 
+// toySpec is the data spec of toyData: generated, unscaled, its classes
+// for a classifier.
+func toySpec(task string) *data.Spec {
+	s := &data.Spec{Generated: "toy"}
+	if task == model.TaskClassify {
+		s.Classes = []string{"down", "up"}
+	}
+	return s
+}
+
 func toyConfig(out string) Config {
 	c := DefaultConfig()
 	c.Epochs, c.BatchSize, c.LR, c.Out, c.Progress = 3, 4, 1e-3, out, "none"
@@ -61,7 +71,7 @@ func toyConfig(out string) Config {
 
 func runToy(t testing.TB, cfg Config, task string) (*model.Model[float32], *Result) {
 	m := toyModel(t, task)
-	tr := &Trainer{Cfg: cfg, Model: m, Train: toyData(10, 1), Val: toyData(6, 2), Log: io.Discard}
+	tr := &Trainer{Cfg: cfg, Model: m, Train: toyData(10, 1), Val: toyData(6, 2), Data: toySpec(task), Log: io.Discard}
 	res, err := tr.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -175,7 +185,7 @@ func TestTrainingLearns(t *testing.T) {
 	cfg := toyConfig(t.TempDir())
 	cfg.Epochs, cfg.LR = 30, 3e-3
 	m := toyModel(t, model.TaskClassify)
-	tr := &Trainer{Cfg: cfg, Model: m, Train: toyData(40, 1), Val: toyData(20, 2), Log: io.Discard}
+	tr := &Trainer{Cfg: cfg, Model: m, Train: toyData(40, 1), Val: toyData(20, 2), Data: toySpec(model.TaskClassify), Log: io.Discard}
 	res, err := tr.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -206,14 +216,24 @@ func TestBadInputsRefused(t *testing.T) {
 		ds   *data.Dataset
 		cfg  func(*Config)
 		want string
+		spec func() *data.Spec // nil: toySpec
 	}{
-		{"missing label", noLabel, nil, "sample 2 (2) has no label"},
-		{"wrong values", wrongC, nil, "values per token"},
-		{"nan value", nan, nil, "NaN"},
-		{"bad lr", toyData(4, 1), func(c *Config) { c.LR = -1 }, "train.lr"},
-		{"bad optimizer", toyData(4, 1), func(c *Config) { c.Optimizer = "adam" }, "train.optimizer"},
-		{"bad class weights", toyData(4, 1), func(c *Config) { c.ClassWeights = "1,2,3" }, "class_weights"},
-		{"empty", &data.Dataset{Name: "e", C: 2, D: 1, Classes: []string{"a", "b"}}, nil, "empty"},
+		{"missing label", noLabel, nil, "sample 2 (2) has no label", nil},
+		{"wrong values", wrongC, nil, "values per token", nil},
+		{"nan value", nan, nil, "NaN", nil},
+		{"bad lr", toyData(4, 1), func(c *Config) { c.LR = -1 }, "train.lr", nil},
+		{"bad optimizer", toyData(4, 1), func(c *Config) { c.Optimizer = "adam" }, "train.optimizer", nil},
+		{"bad class weights", toyData(4, 1), func(c *Config) { c.ClassWeights = "1,2,3" }, "class_weights", nil},
+		{"empty", &data.Dataset{Name: "e", C: 2, D: 1, Classes: []string{"a", "b"}}, nil, "empty", nil},
+		{"no data spec", toyData(4, 1), nil, "data.Spec", func() *data.Spec { return nil }},
+		{"spec classes short", toyData(4, 1), nil, "1 class names for a classifier with 2 outputs",
+			func() *data.Spec { return &data.Spec{Classes: []string{"down"}} }},
+		{"spec classes reordered", toyData(4, 1), nil, "differ from the training data's",
+			func() *data.Spec { return &data.Spec{Classes: []string{"up", "down"}} }},
+		{"spec stats width", toyData(4, 1), nil, "stats for 1 value slots",
+			func() *data.Spec {
+				return &data.Spec{Classes: []string{"down", "up"}, Stats: &data.Stats{Mean: []float64{0}, Std: []float64{1}}}
+			}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -221,7 +241,11 @@ func TestBadInputsRefused(t *testing.T) {
 			if tc.cfg != nil {
 				tc.cfg(&cfg)
 			}
-			tr := &Trainer{Cfg: cfg, Model: toyModel(t, model.TaskClassify), Train: tc.ds, Log: io.Discard}
+			spec := toySpec(model.TaskClassify)
+			if tc.spec != nil {
+				spec = tc.spec()
+			}
+			tr := &Trainer{Cfg: cfg, Model: toyModel(t, model.TaskClassify), Train: tc.ds, Data: spec, Log: io.Discard}
 			_, err := tr.Run(context.Background())
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("got %v, want an error containing %q", err, tc.want)

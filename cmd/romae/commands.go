@@ -20,14 +20,6 @@ import (
 	"romae/train"
 )
 
-// Checkpoint metadata written by pretrain/finetune so that later commands
-// read and scale new files exactly as the training data was.
-const (
-	metaSource  = "romae.data_source"
-	metaStats   = "romae.data_stats"
-	metaClasses = "romae.classes"
-)
-
 func newFlagSet(name, synopsis string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.Usage = func() {
@@ -47,13 +39,15 @@ func printJSON(v any) error {
 func cmdPretrain(ctx context.Context, args []string) error {
 	cfg := defaultRunConfig()
 	fs := newFlagSet("pretrain", "pretrain --data.train FILE [--config run.yaml] [--section.field value ...]")
-	if err := parseRunConfig(fs, &cfg, args); err != nil {
-		return err
-	}
-	tr, val, meta, err := loadTraining(&cfg, nil)
+	r, err := parseTrainingArgs(fs, &cfg, args)
 	if err != nil {
 		return err
 	}
+	tr, val, spec, err := loadTraining(&cfg, nil, r, true)
+	if err != nil {
+		return err
+	}
+	r.applyTrainRecipe(&cfg, len(tr.Samples), model.TaskPretrain, true)
 	mc, err := cfg.Model.modelConfig(model.TaskPretrain, tr.C, tr.D, 0)
 	if err != nil {
 		return err
@@ -62,37 +56,47 @@ func cmdPretrain(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return runTrainer(ctx, &cfg, m, tr, val, meta)
+	return runTrainer(ctx, &cfg, r, m, tr, val, spec, nil)
+}
+
+// parseTrainingArgs reads the config file and flags into cfg and returns
+// the recipe that will fill what they leave open.
+func parseTrainingArgs(fs *flag.FlagSet, cfg *runConfig, args []string) (*recipe, error) {
+	if err := parseRunConfig(fs, cfg, args); err != nil {
+		return nil, err
+	}
+	set, err := explicitSettings(fs)
+	if err != nil {
+		return nil, err
+	}
+	return &recipe{set: set}, nil
 }
 
 func cmdFinetune(ctx context.Context, args []string) error {
 	cfg := defaultRunConfig()
-	cfg.Train.Optimizer, cfg.Train.LR = "adamw", 1e-4
-	fs := newFlagSet("finetune", "finetune --from CHECKPOINT --data.train FILE [--config run.yaml] [...]")
-	from := fs.String("from", "", "pre-trained checkpoint: a romae run directory or .safetensors file, or an authors' checkpoint directory")
-	if err := parseRunConfig(fs, &cfg, args); err != nil {
-		return err
-	}
-	if *from == "" {
-		return fmt.Errorf("--from is required (a pre-trained checkpoint)")
-	}
-	pm, ck, err := model.Load[float32](*from)
+	fs := newFlagSet("finetune", "finetune --data.train FILE [--from PRETRAINED] [--config run.yaml] [...]")
+	from := fs.String("from", "", "pre-trained checkpoint to start from: a romae run directory or .safetensors file, or an authors' checkpoint directory (empty: train from scratch)")
+	r, err := parseTrainingArgs(fs, &cfg, args)
 	if err != nil {
 		return err
 	}
-	// Scale inputs exactly as during pre-training.
-	var stats *data.Stats
-	if s := ck.Meta[metaStats]; s != "" {
-		stats = new(data.Stats)
-		if err := json.Unmarshal([]byte(s), stats); err != nil {
-			return fmt.Errorf("%s: %s: %w", *from, metaStats, err)
+	var pm *model.Model[float32]
+	var base *data.Spec
+	if *from != "" {
+		var ck *model.Checkpoint
+		if pm, ck, err = model.Load[float32](*from); err != nil {
+			return err
+		}
+		// Read and scale inputs exactly as during pre-training.
+		if base, _, err = data.SpecFromMeta(ck.Meta); err != nil {
+			return fmt.Errorf("%s: %w", *from, err)
 		}
 	}
-	tr, val, meta, err := loadTraining(&cfg, stats)
+	tr, val, spec, err := loadTraining(&cfg, base, r, false)
 	if err != nil {
 		return err
 	}
-	task, pool, outputs := cfg.Model.Task, cfg.Model.Pool, 0
+	task, outputs := cfg.Model.Task, 0
 	if task == "auto" {
 		switch {
 		case len(tr.Classes) > 0:
@@ -108,12 +112,20 @@ func cmdFinetune(ctx context.Context, args []string) error {
 	} else {
 		outputs = tr.TargetDim
 	}
-	mc := pm.Cfg
-	mc.Task, mc.Outputs, mc.Decoder = task, outputs, model.Size{}
-	mc.AttnDropout, mc.HiddenDropout, mc.HeadDropout, mc.DropPath = cfg.Model.AttnDropout, cfg.Model.HiddenDropout, cfg.Model.HeadDropout, cfg.Model.DropPath
+	r.applyTrainRecipe(&cfg, len(tr.Samples), task, pm == nil)
+	var mc model.Config
+	if pm == nil {
+		if mc, err = cfg.Model.modelConfig(task, tr.C, tr.D, outputs); err != nil {
+			return err
+		}
+	} else {
+		mc = pm.Cfg
+		mc.Task, mc.Outputs, mc.Decoder = task, outputs, model.Size{}
+		mc.AttnDropout, mc.HiddenDropout, mc.HeadDropout, mc.DropPath = cfg.Model.AttnDropout, cfg.Model.HiddenDropout, cfg.Model.HeadDropout, cfg.Model.DropPath
+	}
 	switch {
-	case pool != "auto":
-		mc.Pool = pool
+	case cfg.Model.Pool != "auto":
+		mc.Pool = cfg.Model.Pool
 	case tr.TargetPerToken:
 		mc.Pool = model.PoolToken
 	case mc.UseCLS:
@@ -129,66 +141,63 @@ func cmdFinetune(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if pm == nil {
+		return runTrainer(ctx, &cfg, r, m, tr, val, spec, nil)
+	}
 	if err := m.TransferEncoder(pm); err != nil {
 		return err
 	}
-	meta["romae.pretrained_from"] = *from
-	return runTrainer(ctx, &cfg, m, tr, val, meta)
+	return runTrainer(ctx, &cfg, r, m, tr, val, spec, map[string]string{"romae.pretrained_from": *from})
 }
 
-// loadTraining reads the training (and validation) data, normalises it with
-// stats (computed from the training set when nil and data.normalize is
-// on), and returns the metadata that checkpoints carry.
-func loadTraining(cfg *runConfig, stats *data.Stats) (tr, val *data.Dataset, meta map[string]string, err error) {
+// loadTraining reads the training (and validation) data, scales it with
+// base's statistics (a pre-trained model's, when fine-tuning one that has
+// them) or the training set's own (data.normalize), holds out
+// data.val_fraction of the training data for validation when no
+// data.val file is given, and returns the data spec the checkpoints carry.
+func loadTraining(cfg *runConfig, base *data.Spec, r *recipe, pretrain bool) (tr, val *data.Dataset, spec *data.Spec, err error) {
 	if cfg.Data.Train == "" {
 		return nil, nil, nil, fmt.Errorf("data.train is required (e.g. --data.train BasicMotions_TRAIN.ts)")
 	}
 	if tr, err = cfg.Data.Source.Load(cfg.Data.Train); err != nil {
 		return nil, nil, nil, err
 	}
+	r.applyDataRecipe(cfg, tr, base, pretrain)
+	if !r.set["data.series_patch"] { // chosen from the data just read
+		if tr, err = data.PatchSeries(tr, max(cfg.Data.SeriesPatch, 1)); err != nil {
+			return nil, nil, nil, fmt.Errorf("%s: %w", cfg.Data.Train, err)
+		}
+	}
+	spec = &data.Spec{Source: cfg.Data.Source, Train: cfg.Data.Train}
+	if !pretrain {
+		spec.Classes = tr.Classes
+	}
+	switch {
+	case base != nil && base.Stats != nil:
+		spec.Stats = base.Stats
+	case cfg.Data.Normalize:
+		s := data.ComputeStats(tr)
+		spec.Stats = &s
+	}
+	if err := spec.Prepare(tr, cfg.Data.Train); err != nil {
+		return nil, nil, nil, err
+	}
 	if cfg.Data.Val != "" {
-		if val, err = cfg.Data.Source.Load(cfg.Data.Val); err != nil {
+		if val, err = spec.Read(cfg.Data.Val); err != nil {
 			return nil, nil, nil, err
 		}
-		if len(tr.Classes) > 0 {
-			if err := data.MatchClasses(val, tr.Classes); err != nil {
-				return nil, nil, nil, err
-			}
-		}
-	}
-	if stats == nil && cfg.Data.Normalize {
-		s := data.ComputeStats(tr)
-		stats = &s
-	}
-	meta = map[string]string{}
-	if stats != nil {
-		for _, ds := range []*data.Dataset{tr, val} {
-			if ds != nil {
-				if err := stats.Apply(ds); err != nil {
-					return nil, nil, nil, fmt.Errorf("%s: %w", ds.Name, err)
-				}
-			}
-		}
-		b, _ := json.Marshal(stats)
-		meta[metaStats] = string(b)
-	}
-	if val == nil && cfg.Data.ValFraction > 0 {
-		parts := data.Split(tr, []float64{1 - cfg.Data.ValFraction, cfg.Data.ValFraction}, rand.New(rand.NewPCG(cfg.Train.Seed, 0x5911)))
+	} else if f := cfg.Data.ValFraction; f > 0 && int(f*float64(len(tr.Samples))) >= 2 {
+		parts := data.Split(tr, []float64{1 - f, f}, rand.New(rand.NewPCG(cfg.Train.Seed, 0x5911)))
 		tr, val = parts[0], parts[1]
 	}
-	src, _ := json.Marshal(cfg.Data.Source)
-	meta[metaSource] = string(src)
-	if len(tr.Classes) > 0 {
-		b, _ := json.Marshal(tr.Classes)
-		meta[metaClasses] = string(b)
-	}
-	return tr, val, meta, nil
+	return tr, val, spec, nil
 }
 
-func runTrainer(ctx context.Context, cfg *runConfig, m *model.Model[float32], tr, val *data.Dataset, meta map[string]string) error {
+func runTrainer(ctx context.Context, cfg *runConfig, r *recipe, m *model.Model[float32], tr, val *data.Dataset, spec *data.Spec, meta map[string]string) error {
+	fmt.Fprintln(os.Stderr, r.summary())
 	fmt.Fprintf(os.Stderr, "romae: %s model, %d parameters; %d training samples, %d validation; run directory %s\n",
 		m.Cfg.Task, m.NumParams(), len(tr.Samples), lenSamples(val), cfg.Train.Out)
-	t := &train.Trainer{Cfg: cfg.Train, Model: m, Train: tr, Val: val, Meta: meta}
+	t := &train.Trainer{Cfg: cfg.Train, Model: m, Train: tr, Val: val, Data: spec, Meta: meta}
 	res, err := t.Run(ctx)
 	if err != nil {
 		return err
@@ -221,120 +230,231 @@ func mustJSON(v any) []byte {
 
 // loaded is a checkpoint plus a data file read the way it was trained.
 type loaded struct {
-	m     *model.Model[float32]
-	ck    *model.Checkpoint
-	ds    *data.Dataset
-	stats *data.Stats
+	m    *model.Model[float32]
+	ck   *model.Checkpoint
+	ds   *data.Dataset
+	spec *data.Spec
 }
 
-// loadModelAndData reads the checkpoint and the data file with the
-// checkpoint's data source (format overridable) and scaling.
-func loadModelAndData(modelPath, dataPath, format string) (*loaded, error) {
-	if modelPath == "" || dataPath == "" {
+// using is what every command that applies a trained model reads: the
+// checkpoint, the data file, and how to read the file when the checkpoint
+// does not say.
+type using struct {
+	model, data, format, dataSpec string
+	raw                           bool
+	batchSize                     int
+}
+
+func usingFlags(name, synopsis string) (*flag.FlagSet, *using) {
+	fs := newFlagSet(name, synopsis)
+	u := &using{}
+	fs.StringVar(&u.model, "model", "", "checkpoint: romae run directory or .safetensors file, or an authors' checkpoint directory")
+	fs.StringVar(&u.data, "data", "", "data file (.ts, .csv, .npy, .npz, .safetensors dataset), read as the model's training data was")
+	fs.StringVar(&u.format, "format", "", "override the data format (ts, csv, npy, npz, dataset)")
+	fs.StringVar(&u.dataSpec, "data-spec", "", "JSON file with the data spec (source, stats, classes) for a checkpoint that lacks one; `romae inspect --data-spec CHECKPOINT` prints one")
+	fs.BoolVar(&u.raw, "raw", false, "for a checkpoint without a data spec: read the file with default options and no scaling (what romae did before checkpoints carried their spec)")
+	fs.IntVar(&u.batchSize, "batch-size", 32, "samples per forward pass")
+	return fs, u
+}
+
+// checkpointSpec is the data spec a checkpoint's data must be read with:
+// its own; or, for a checkpoint without one, the one given by --data-spec, or
+// the raw defaults with --raw. The authors' checkpoints never carry one and
+// take data as it is in the file (their code normalises nothing). A romae
+// checkpoint without a spec is refused rather than silently read another way.
+func (u *using) checkpointSpec(ck *model.Checkpoint) (*data.Spec, error) {
+	spec, found, err := data.SpecFromMeta(ck.Meta)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", u.model, err)
+	}
+	switch {
+	case u.dataSpec != "":
+		raw, err := os.ReadFile(u.dataSpec)
+		if err != nil {
+			return nil, err
+		}
+		spec = &data.Spec{}
+		dec := json.NewDecoder(strings.NewReader(string(raw)))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(spec); err != nil {
+			return nil, fmt.Errorf("%s: JSON data spec: %w", u.dataSpec, err)
+		}
+		return spec, spec.Check()
+	case found:
+		if u.raw {
+			return nil, fmt.Errorf("%s carries a data spec; --raw applies only to checkpoints without one", u.model)
+		}
+		return spec, nil
+	case u.raw || ck.File == nil:
+		return &data.Spec{Source: defaultRunConfig().Data.Source}, nil
+	}
+	return nil, fmt.Errorf("%s has no data spec (metadata %s: how its training data was read and scaled), so its numbers cannot be reproduced on new files; "+
+		"give --data-spec FILE (JSON, as `romae inspect --data-spec` prints) or --raw to read the data unscaled with default options", u.model, data.MetaSpec)
+}
+
+// load reads the checkpoint and the data file with the checkpoint's data
+// spec (format overridable). With labels false the file's labels and
+// targets are not needed (predict, embed, interpolate): they are ignored.
+func (u *using) load(labels bool) (*loaded, error) {
+	if u.model == "" || u.data == "" {
 		return nil, fmt.Errorf("--model and --data are required")
 	}
-	m, ck, err := model.Load[float32](modelPath)
+	if u.batchSize < 1 {
+		return nil, fmt.Errorf("--batch-size %d: must be ≥ 1", u.batchSize)
+	}
+	m, ck, err := model.Load[float32](u.model)
 	if err != nil {
 		return nil, err
 	}
-	src := defaultRunConfig().Data.Source
-	if s := ck.Meta[metaSource]; s != "" {
-		if err := json.Unmarshal([]byte(s), &src); err != nil {
-			return nil, fmt.Errorf("%s: %s: %w", modelPath, metaSource, err)
+	spec, err := u.checkpointSpec(ck)
+	if err != nil {
+		return nil, err
+	}
+	classes, targets := 0, 0
+	switch m.Cfg.Task {
+	case model.TaskClassify:
+		classes = m.Cfg.Outputs
+	case model.TaskRegress:
+		targets = m.Cfg.Outputs
+	}
+	// The authors' classifiers have no class names: index them.
+	if classes > 0 && len(spec.Classes) == 0 && ck.File == nil {
+		for k := range classes {
+			spec.Classes = append(spec.Classes, strconv.Itoa(k))
 		}
 	}
-	if format != "" {
-		src.Format = format
+	if err := spec.CheckModel(m.Cfg.Values, classes, targets); err != nil {
+		return nil, fmt.Errorf("%s: %w", u.model, err)
 	}
-	ds, err := src.Load(dataPath)
+	read := *spec
+	if classes == 0 {
+		read.Classes = nil // labels mean nothing to this model
+	}
+	if u.format != "" {
+		read.Source.Format = u.format
+	}
+	if !labels {
+		read.Source = read.Source.Unlabelled()
+		read.Classes, read.TargetStats = nil, nil
+	}
+	ds, err := read.Source.Load(u.data)
 	if err != nil {
 		return nil, err
+	}
+	if !labels {
+		ds.Classes, ds.TargetDim, ds.TargetPerToken = nil, 0, false
+		for i := range ds.Samples {
+			ds.Samples[i].Label, ds.Samples[i].Target = -1, nil
+		}
 	}
 	if ds.C != m.Cfg.Values || ds.D != m.Cfg.PosDims {
-		return nil, fmt.Errorf("%s has %d values and %d position axes per token; the model expects %d and %d", dataPath, ds.C, ds.D, m.Cfg.Values, m.Cfg.PosDims)
+		return nil, fmt.Errorf("%s has %d values and %d position axes per token; the model expects %d and %d", u.data, ds.C, ds.D, m.Cfg.Values, m.Cfg.PosDims)
 	}
-	if s := ck.Meta[metaClasses]; s != "" {
-		var classes []string
-		if err := json.Unmarshal([]byte(s), &classes); err != nil {
-			return nil, fmt.Errorf("%s: %s: %w", modelPath, metaClasses, err)
-		}
-		if err := data.MatchClasses(ds, classes); err != nil {
-			return nil, fmt.Errorf("%s: %w", dataPath, err)
-		}
+	if err := read.Prepare(ds, u.data); err != nil {
+		return nil, err
 	}
-	l := &loaded{m: m, ck: ck, ds: ds}
-	if s := ck.Meta[metaStats]; s != "" {
-		l.stats = new(data.Stats)
-		if err := json.Unmarshal([]byte(s), l.stats); err != nil {
-			return nil, fmt.Errorf("%s: %s: %w", modelPath, metaStats, err)
-		}
-		if err := l.stats.Apply(ds); err != nil {
-			return nil, fmt.Errorf("%s: %w", dataPath, err)
-		}
-	}
-	if err := ds.Validate(); err != nil {
-		return nil, fmt.Errorf("%s: %w", dataPath, err)
-	}
-	if len(ds.Samples) == 0 {
-		return nil, fmt.Errorf("%s: no samples", dataPath)
-	}
-	return l, nil
-}
-
-func usingFlags(name, synopsis string) (*flag.FlagSet, *string, *string, *string, *int) {
-	fs := newFlagSet(name, synopsis)
-	mp := fs.String("model", "", "checkpoint: romae run directory or .safetensors file, or an authors' checkpoint directory")
-	dp := fs.String("data", "", "data file (.ts, .csv, .npy, .npz), read as the model's training data was")
-	format := fs.String("format", "", "override the data format (ts, csv, npy, npz)")
-	bs := fs.Int("batch-size", 32, "samples per forward pass")
-	return fs, mp, dp, format, bs
+	return &loaded{m: m, ck: ck, ds: ds, spec: spec}, nil
 }
 
 func cmdEvaluate(_ context.Context, args []string) error {
-	fs, mp, dp, format, bs := usingFlags("evaluate", "evaluate --model CHECKPOINT --data FILE")
+	fs, u := usingFlags("evaluate", "evaluate --model CHECKPOINT --data FILE [--hidden FILE] [--baselines]")
 	ratio := fs.Float64("mask-ratio", 0.75, "pre-training models: fraction of tokens masked and reconstructed")
 	seed := fs.Uint64("seed", 1, "pre-training models: seed of the evaluation masks")
+	hidden := fs.String("hidden", "", "pre-training models: evaluate interpolation instead: predict this file's tokens (same series ids as --data) from --data's tokens; reports interp_mse in data units")
+	baselines := fs.Bool("baselines", false, "also report the baselines on the same data: majority class, 1-NN Euclidean and 1-NN DTW (classifiers), training mean (regressors; both need --train-data or the training file the checkpoint names), linear and spline interpolation and the per-channel mean (--hidden)")
+	trainData := fs.String("train-data", "", "training data for --baselines (default: the file the checkpoint was trained on, if it still exists)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	l, err := loadModelAndData(*mp, *dp, *format)
+	if *hidden != "" {
+		return evaluateInterpolation(u, *hidden, *baselines)
+	}
+	l, err := u.load(true)
 	if err != nil {
 		return err
 	}
-	if l.m.Cfg.Task == model.TaskClassify {
-		for i, s := range l.ds.Samples {
-			if s.Label < 0 {
-				return fmt.Errorf("%s: sample %d (%s) has no label to evaluate against", *dp, i, s.ID)
-			}
+	for i, s := range l.ds.Samples {
+		switch {
+		case l.m.Cfg.Task == model.TaskClassify && s.Label < 0:
+			return fmt.Errorf("%s: sample %d (%s) has no label to evaluate against", u.data, i, s.ID)
+		case l.m.Cfg.Task == model.TaskRegress && s.Target == nil:
+			return fmt.Errorf("%s: sample %d (%s) has no regression target to evaluate against", u.data, i, s.ID)
 		}
 	}
-	met, err := eval.Evaluate(l.m, l.m.NewWorkspace(), l.ds, eval.Options{BatchSize: *bs, MaskRatio: *ratio, Seed: *seed})
+	met, err := eval.Evaluate(l.m, l.m.NewWorkspace(), l.ds, eval.Options{BatchSize: u.batchSize, MaskRatio: *ratio, Seed: *seed, TargetStats: l.spec.TargetStats})
 	if err != nil {
 		return err
 	}
-	return printJSON(met)
+	if !*baselines {
+		return printJSON(met)
+	}
+	rows, err := taskBaselines(u, l, *trainData)
+	if err != nil {
+		return err
+	}
+	return printJSON(struct {
+		eval.Metrics
+		Baselines map[string]float64 `json:"baselines"`
+	}{met, rows})
+}
+
+// evaluateInterpolation is evaluate --hidden: the interpolation MSE of a
+// pre-training model (and, with baselines, of linear and spline
+// interpolation and the per-channel mean) in data units.
+func evaluateInterpolation(u *using, hiddenPath string, baselines bool) error {
+	l, err := u.load(false)
+	if err != nil {
+		return err
+	}
+	if err := pointModel(u.model, l.spec); err != nil {
+		return err
+	}
+	if l.m.Cfg.Task != model.TaskPretrain {
+		return fmt.Errorf("--hidden needs a pre-training model (it has the decoder); %s is a %s model", u.model, l.m.Cfg.Task)
+	}
+	hu := *u
+	hu.data = hiddenPath
+	h, err := hu.load(false)
+	if err != nil {
+		return err
+	}
+	mse, _, err := eval.InterpolationMSE(l.m, l.ds, h.ds, l.spec.Stats, u.batchSize)
+	if err != nil {
+		return err
+	}
+	out := map[string]any{"n": len(h.ds.Samples), "interp_mse": mse, "interp_rmse": math.Sqrt(mse)}
+	if baselines {
+		b, err := interpolationBaselines(l.ds, h.ds, l.spec.Stats)
+		if err != nil {
+			return err
+		}
+		out["baselines"] = b
+	}
+	return printJSON(out)
 }
 
 func cmdPredict(_ context.Context, args []string) error {
-	fs, mp, dp, format, bs := usingFlags("predict", "predict --model CHECKPOINT --data FILE [--out preds.csv|preds.json]")
+	fs, u := usingFlags("predict", "predict --model CHECKPOINT --data FILE [--out preds.csv|preds.json]")
 	out := fs.String("out", "-", "output file, .csv or .json (- : CSV on stdout)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	l, err := loadModelAndData(*mp, *dp, *format)
+	l, err := u.load(false)
 	if err != nil {
 		return err
 	}
-	preds, err := eval.Predict(l.m, l.m.NewWorkspace(), l.ds, *bs)
+	preds, err := eval.Predict(l.m, l.m.NewWorkspace(), l.ds, u.batchSize)
 	if err != nil {
 		return err
 	}
-	classes := l.ds.Classes
-	if l.m.Cfg.Task == model.TaskClassify && len(classes) == 0 {
-		for k := 0; k < l.m.Cfg.Outputs; k++ {
-			classes = append(classes, strconv.Itoa(k))
+	if ts := l.spec.TargetStats; ts != nil {
+		for _, p := range preds {
+			for j := range p {
+				p[j] = p[j]*ts.Std[j%len(ts.Std)] + ts.Mean[j%len(ts.Std)]
+			}
 		}
 	}
+	classes := l.spec.Classes // as many as the head has outputs (checked on load)
 	type row struct {
 		ID            string             `json:"id"`
 		Label         string             `json:"label,omitempty"`
@@ -410,15 +530,18 @@ func writeCSV(path string, fill func(*csv.Writer) error) error {
 }
 
 func cmdInterpolate(_ context.Context, args []string) error {
-	fs, mp, dp, format, bs := usingFlags("interpolate", "interpolate --model PRETRAINED --data FILE (--at START:STOP:STEP | --queries FILE) [--out values.csv]")
+	fs, u := usingFlags("interpolate", "interpolate --model PRETRAINED --data FILE (--at START:STOP:STEP | --queries FILE) [--out values.csv]")
 	at := fs.String("at", "", "grid on the last position axis (time), START:STOP:STEP; with several axes, queried for every combination of the other axes' values seen in the series (e.g. every band)")
 	queries := fs.String("queries", "", "CSV with header id,pos1[,pos2,...]: positions to predict per series")
 	out := fs.String("out", "-", "output CSV (- : stdout)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	l, err := loadModelAndData(*mp, *dp, *format)
+	l, err := u.load(false)
 	if err != nil {
+		return err
+	}
+	if err := pointModel(u.model, l.spec); err != nil {
 		return err
 	}
 	D, C := l.m.Cfg.PosDims, l.m.Cfg.Values
@@ -435,7 +558,7 @@ func cmdInterpolate(_ context.Context, args []string) error {
 	default:
 		return fmt.Errorf("give exactly one of --at and --queries")
 	}
-	vals, err := eval.Interpolate(l.m, l.m.NewWorkspace(), l.ds, q, *bs)
+	vals, err := eval.Interpolate(l.m, l.m.NewWorkspace(), l.ds, q, u.batchSize)
 	if err != nil {
 		return err
 	}
@@ -452,8 +575,8 @@ func cmdInterpolate(_ context.Context, args []string) error {
 		}
 		for i, s := range l.ds.Samples {
 			v := vals[i]
-			if l.stats != nil {
-				if err := l.stats.Invert(v); err != nil {
+			if l.spec.Stats != nil {
+				if err := l.spec.Stats.Invert(v); err != nil {
 					return err
 				}
 			}
@@ -472,6 +595,15 @@ func cmdInterpolate(_ context.Context, args []string) error {
 		}
 		return nil
 	})
+}
+
+// pointModel refuses interpolation with a model whose tokens are patches of
+// several observations: its queries would be patches, not times.
+func pointModel(path string, spec *data.Spec) error {
+	if spec.Source.SeriesPatch > 1 {
+		return fmt.Errorf("%s was trained on patches of %d observations per token (data.series_patch); interpolation needs one token per observation", path, spec.Source.SeriesPatch)
+	}
+	return nil
 }
 
 // gridQueries builds START:STOP:STEP on the last axis for every combination
@@ -557,7 +689,7 @@ func fileQueries(ds *data.Dataset, path string) ([][]float32, error) {
 }
 
 func cmdEmbed(_ context.Context, args []string) error {
-	fs, mp, dp, format, bs := usingFlags("embed", "embed --model CHECKPOINT --data FILE --out emb.npy [--pool cls|mean]")
+	fs, u := usingFlags("embed", "embed --model CHECKPOINT --data FILE --out emb.npy [--pool cls|mean]")
 	out := fs.String("out", "", "output .npy file, [N, d_model] float32; the sample ids go to the same name with .ids.txt")
 	pool := fs.String("pool", "auto", "cls, mean, or auto ([CLS] when the model has it)")
 	if err := fs.Parse(args); err != nil {
@@ -566,7 +698,7 @@ func cmdEmbed(_ context.Context, args []string) error {
 	if *out == "" {
 		return fmt.Errorf("--out is required")
 	}
-	l, err := loadModelAndData(*mp, *dp, *format)
+	l, err := u.load(false)
 	if err != nil {
 		return err
 	}
@@ -576,7 +708,7 @@ func cmdEmbed(_ context.Context, args []string) error {
 			*pool = model.PoolCLS
 		}
 	}
-	emb, err := eval.Embed(l.m, l.m.NewWorkspace(), l.ds, *pool, *bs)
+	emb, err := eval.Embed(l.m, l.m.NewWorkspace(), l.ds, *pool, u.batchSize)
 	if err != nil {
 		return err
 	}
@@ -591,7 +723,8 @@ func cmdEmbed(_ context.Context, args []string) error {
 }
 
 func cmdInspect(_ context.Context, args []string) error {
-	fs := newFlagSet("inspect", "inspect CHECKPOINT")
+	fs := newFlagSet("inspect", "inspect [--data-spec] CHECKPOINT")
+	specOnly := fs.Bool("data-spec", false, "print only the data spec (JSON), e.g. to give another checkpoint with --data-spec")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -602,10 +735,30 @@ func cmdInspect(_ context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	spec, found, err := data.SpecFromMeta(ck.Meta)
+	if err != nil {
+		return fmt.Errorf("%s: %w", fs.Arg(0), err)
+	}
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetIndent("", "  ")
+	if *specOnly {
+		if !found {
+			return fmt.Errorf("%s has no data spec (metadata %s)", fs.Arg(0), data.MetaSpec)
+		}
+		return enc.Encode(spec)
+	}
 	info := map[string]any{"path": ck.Path, "config": m.Cfg, "parameters": m.NumParams(),
 		"encoder_parameters": m.Cfg.Encoder.Params()}
+	if found {
+		info["data"] = spec
+	} else {
+		info["data"] = "none: this checkpoint does not record how its data was read and scaled; evaluate/predict need --data-spec or --raw"
+	}
 	meta := map[string]any{}
 	for k, v := range ck.Meta {
+		if k == data.MetaSpec {
+			continue // shown parsed under "data"
+		}
 		var j any
 		if json.Unmarshal([]byte(v), &j) == nil {
 			meta[k] = j
@@ -614,8 +767,6 @@ func cmdInspect(_ context.Context, args []string) error {
 		}
 	}
 	info["metadata"] = meta
-	enc := json.NewEncoder(os.Stdout)
-	enc.SetIndent("", "  ")
 	return enc.Encode(info)
 }
 

@@ -1,0 +1,200 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"romae/data"
+	"romae/model"
+)
+
+// The default recipe. Settings the user did not give — by flag or in the
+// config file — are chosen from the training data, so that a first run on
+// a small irregular dataset learns instead of sitting at chance:
+//
+//   - data.series_patch: series of more than maxTokens observations per
+//     channel are cut into patches of P consecutive observations, P chosen
+//     so a series has about targetTokens tokens (a token then carries a
+//     local shape, not a single number: on GunPoint one token per step
+//     reached 0.69 accuracy from scratch, 8 steps per token 0.89);
+//   - model.size (training from scratch): the smallest preset
+//     (tiny-shallow) unless the data are large, since a 4.7M-parameter
+//     encoder fitted to a few hundred series memorises them;
+//   - train.batch_size ≈ N/8 within [8, 64], so small sets still get
+//     several steps per epoch;
+//   - train.epochs: enough for about minSteps optimiser steps (and at
+//     least minEpochs passes), at most maxEpochs;
+//   - train.lr 1e-3 from scratch and for pre-training, 5e-4 when
+//     fine-tuning a pre-trained encoder; warm-up 10% of the steps, which
+//     shortens the plateau at ln K a cold start shows with 5%;
+//   - model.pool mean from scratch (every token gets gradient from the
+//     start; [CLS] pooling is what a pre-trained [CLS] is for);
+//   - data.val_fraction 0.2: a stratified validation split of the
+//     training data, on which the best epoch is selected (never the test
+//     set).
+const (
+	maxTokens    = 48
+	targetTokens = 24
+	minSteps     = 1500
+	minEpochs    = 20
+	maxEpochs    = 500
+)
+
+// explicitSettings is the set of dotted setting names ("train.lr") the user
+// gave, by flag or in the --config file.
+func explicitSettings(fs *flag.FlagSet) (map[string]bool, error) {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	path := fs.Lookup("config").Value.String()
+	if path == "" {
+		return set, nil
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var tree map[string]any
+	if err := yaml.Unmarshal(raw, &tree); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	var walk func(prefix string, m map[string]any)
+	walk = func(prefix string, m map[string]any) {
+		for k, v := range m {
+			if sub, ok := v.(map[string]any); ok {
+				walk(prefix+k+".", sub)
+			} else {
+				set[prefix+k] = true
+			}
+		}
+	}
+	walk("", tree)
+	return set, nil
+}
+
+// recipe records the choices made for the settings the user left open.
+type recipe struct {
+	set    map[string]bool
+	chosen []string
+}
+
+// choose sets *dst to v unless the user gave key, and records the choice.
+func choose[T any](r *recipe, key string, dst *T, v T) {
+	if r.set[key] {
+		return
+	}
+	*dst = v
+	r.chosen = append(r.chosen, fmt.Sprintf("%s=%v", key, v))
+}
+
+// summary is the one line printed before training.
+func (r *recipe) summary() string {
+	if len(r.chosen) == 0 {
+		return "romae: recipe: every setting given"
+	}
+	return "romae: recipe chosen from the data (flags override): " + strings.Join(r.chosen, " ")
+}
+
+// seriesPatchFor is P for raw series data: 1 when the median series has
+// at most maxTokens observations per channel, else about targetTokens
+// tokens, at most 32 observations each. Images and patched data are left
+// alone.
+func seriesPatchFor(ds *data.Dataset) int {
+	if len(ds.Samples) == 0 {
+		return 1
+	}
+	lens := make([]int, len(ds.Samples))
+	for i := range ds.Samples {
+		s := &ds.Samples[i]
+		channels := map[string]bool{}
+		for t := 0; t < s.Len(ds.C); t++ {
+			key := make([]float32, 0, ds.D-1)
+			for k := 0; k < ds.D; k++ {
+				if k != ds.TimeAxis {
+					key = append(key, s.Positions[t*ds.D+k])
+				}
+			}
+			channels[fmt.Sprint(key)] = true
+		}
+		lens[i] = s.Len(ds.C) / max(len(channels), 1)
+	}
+	sort.Ints(lens)
+	median := lens[len(lens)/2]
+	if median <= maxTokens {
+		return 1
+	}
+	return min(int(math.Round(float64(median)/targetTokens)), 32)
+}
+
+// applyDataRecipe chooses data.series_patch and data.val_fraction from the
+// raw training data (before patching); base is the pre-trained model's spec
+// when fine-tuning, whose patching must be kept. Pre-training keeps one
+// token per observation unless told otherwise: its decoder answers
+// interpolation queries at single times.
+func (r *recipe) applyDataRecipe(cfg *runConfig, raw *data.Dataset, base *data.Spec, pretrain bool) {
+	switch {
+	case base != nil:
+		choose(r, "data.series_patch", &cfg.Data.SeriesPatch, max(base.Source.SeriesPatch, 1))
+	case !pretrain && cfg.Data.Patch == [2]int{}:
+		choose(r, "data.series_patch", &cfg.Data.SeriesPatch, seriesPatchFor(raw))
+	}
+	if cfg.Data.Val == "" {
+		choose(r, "data.val_fraction", &cfg.Data.ValFraction, 0.2)
+	}
+}
+
+// applyTrainRecipe chooses the model and optimisation settings for n
+// training samples. task is the model's task; fromScratch is false when a
+// pre-trained encoder is fine-tuned.
+func (r *recipe) applyTrainRecipe(cfg *runConfig, n int, task string, fromScratch bool) {
+	if fromScratch {
+		size := "tiny-shallow"
+		if n > 20000 {
+			size = "tiny"
+		}
+		choose(r, "model.size", &cfg.Model.Size, size)
+	}
+	if task != model.TaskPretrain && fromScratch {
+		choose(r, "model.pool", &cfg.Model.Pool, model.PoolMean)
+	}
+	bs := min(max(8, pow2Below(n/8)), 64)
+	choose(r, "train.batch_size", &cfg.Train.BatchSize, bs)
+	if r.set["train.batch_size"] {
+		bs = max(cfg.Train.BatchSize, 1) // a bad value is reported by validation
+	}
+	perEpoch := (n + bs - 1) / bs
+	epochs := min(max(minEpochs, (minSteps+perEpoch-1)/perEpoch), maxEpochs)
+	choose(r, "train.epochs", &cfg.Train.Epochs, epochs)
+	lr := 1e-3
+	if !fromScratch {
+		lr = 5e-4
+	}
+	choose(r, "train.optimizer", &cfg.Train.Optimizer, "adamw")
+	choose(r, "train.lr", &cfg.Train.LR, lr)
+	choose(r, "train.warmup_frac", &cfg.Train.WarmupFrac, 0.1)
+	if task == model.TaskClassify {
+		choose(r, "train.label_smoothing", &cfg.Train.LabelSmoothing, 0.1)
+	}
+	if task != model.TaskPretrain {
+		for _, d := range []struct {
+			key string
+			dst *float64
+		}{{"model.attn_dropout", &cfg.Model.AttnDropout}, {"model.hidden_dropout", &cfg.Model.HiddenDropout}, {"model.head_dropout", &cfg.Model.HeadDropout}} {
+			choose(r, d.key, d.dst, 0.1)
+		}
+	}
+}
+
+// pow2Below is the largest power of two ≤ n (1 for n < 2).
+func pow2Below(n int) int {
+	p := 1
+	for p*2 <= n {
+		p *= 2
+	}
+	return p
+}
