@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -14,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 
+	"romae/ckpt"
 	"romae/data"
 	"romae/eval"
 	"romae/model"
@@ -202,7 +205,7 @@ func runTrainer(ctx context.Context, cfg *runConfig, r *recipe, m *model.Model[f
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(cfg.Train.Out, "result.json"), mustJSON(res), 0o644); err != nil {
+	if err := writeFileAtomic(filepath.Join(cfg.Train.Out, "result.json"), mustJSON(res)); err != nil {
 		return err
 	}
 	if _, err := writeCurves(cfg.Train.Out); err != nil {
@@ -455,6 +458,10 @@ func cmdPredict(_ context.Context, args []string) error {
 		}
 	}
 	classes := l.spec.Classes // as many as the head has outputs (checked on load)
+	if l.m.Cfg.Task == model.TaskClassify && len(classes) != l.m.Cfg.Outputs {
+		// Never index past the class names, whatever the checkpoint says.
+		return fmt.Errorf("%s: %d class names for a head with %d outputs", u.model, len(classes), l.m.Cfg.Outputs)
+	}
 	type row struct {
 		ID            string             `json:"id"`
 		Label         string             `json:"label,omitempty"`
@@ -479,7 +486,7 @@ func cmdPredict(_ context.Context, args []string) error {
 		}
 	}
 	if strings.HasSuffix(*out, ".json") {
-		return os.WriteFile(*out, mustJSON(rows), 0o644)
+		return writeFileAtomic(*out, mustJSON(rows))
 	}
 	return writeCSV(*out, func(w *csv.Writer) error {
 		header := []string{"id"}
@@ -512,21 +519,26 @@ func cmdPredict(_ context.Context, args []string) error {
 	})
 }
 
+// writeCSV writes CSV records to stdout ("-" or "") or, atomically
+// (ckpt.WriteFileAtomic), to a file: a failed command leaves any earlier
+// file in place rather than a truncated one.
 func writeCSV(path string, fill func(*csv.Writer) error) error {
-	f := os.Stdout
-	if path != "-" && path != "" {
-		var err error
-		if f, err = os.Create(path); err != nil {
+	if path == "-" || path == "" {
+		w := csv.NewWriter(os.Stdout)
+		if err := fill(w); err != nil {
 			return err
 		}
-		defer f.Close()
+		w.Flush()
+		return w.Error()
 	}
-	w := csv.NewWriter(f)
-	if err := fill(w); err != nil {
-		return err
-	}
-	w.Flush()
-	return w.Error()
+	return ckpt.WriteFileAtomic(path, func(f io.Writer) error {
+		w := csv.NewWriter(f)
+		if err := fill(w); err != nil {
+			return err
+		}
+		w.Flush()
+		return w.Error()
+	})
 }
 
 func cmdInterpolate(_ context.Context, args []string) error {
@@ -607,41 +619,39 @@ func pointModel(path string, spec *data.Spec) error {
 }
 
 // gridQueries builds START:STOP:STEP on the last axis for every combination
-// of the leading axes' values present in each series.
+// of the leading axes' values present in each series. The total number of
+// query positions is bounded by maxQueries, checked before any is built.
 func gridQueries(ds *data.Dataset, spec string) ([][]float32, error) {
-	parts := strings.Split(spec, ":")
-	if len(parts) != 3 {
-		return nil, fmt.Errorf("--at %q: want START:STOP:STEP", spec)
-	}
-	var g [3]float64
-	for i, p := range parts {
-		v, err := strconv.ParseFloat(p, 64)
-		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, fmt.Errorf("--at %q: %q is not a finite number", spec, p)
-		}
-		g[i] = v
-	}
-	if !(g[2] > 0) || g[1] < g[0] || (g[1]-g[0])/g[2] > 1e6 {
-		return nil, fmt.Errorf("--at %q: want START ≤ STOP and 0 < STEP, at most a million points", spec)
+	g, err := parseAt(spec)
+	if err != nil {
+		return nil, err
 	}
 	D := ds.D
-	q := make([][]float32, len(ds.Samples))
+	keys := make([][]string, len(ds.Samples))
+	seen := make([]map[string][]float32, len(ds.Samples))
+	total := 0
 	for i, s := range ds.Samples {
-		seen := map[string][]float32{}
-		var keys []string
+		seen[i] = map[string][]float32{}
 		for t := 0; t < len(s.Positions)/D; t++ {
 			lead := s.Positions[t*D : t*D+D-1]
 			k := fmt.Sprint(lead)
-			if _, ok := seen[k]; !ok {
-				seen[k] = lead
-				keys = append(keys, k)
+			if _, ok := seen[i][k]; !ok {
+				seen[i][k] = lead
+				keys[i] = append(keys[i], k)
 			}
 		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			for t := g[0]; t <= g[1]+1e-9*g[2]; t += g[2] {
-				q[i] = append(q[i], seen[k]...)
-				q[i] = append(q[i], float32(t))
+		sort.Strings(keys[i])
+		if total += len(keys[i]) * g.n; total > maxQueries {
+			return nil, fmt.Errorf("--at %q: %d points for each of the series' position combinations come to more than the limit of %d query positions; use a coarser STEP", spec, g.n, maxQueries)
+		}
+	}
+	q := make([][]float32, len(ds.Samples))
+	for i := range ds.Samples {
+		q[i] = make([]float32, 0, len(keys[i])*g.n*D)
+		for _, k := range keys[i] {
+			for j := range g.n {
+				q[i] = append(q[i], seen[i][k]...)
+				q[i] = append(q[i], g.at(j))
 			}
 		}
 	}
@@ -665,7 +675,7 @@ func fileQueries(ds *data.Dataset, path string) ([][]float32, error) {
 	for line := 1; ; line++ {
 		rec, err := r.Read()
 		if err != nil {
-			if err.Error() == "EOF" {
+			if errors.Is(err, io.EOF) {
 				break
 			}
 			return nil, fmt.Errorf("%s:%d: %w (want id and %d positions)", path, line, err, ds.D)
@@ -712,14 +722,14 @@ func cmdEmbed(_ context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := data.SaveNPY(*out, []int{len(l.ds.Samples), l.m.Cfg.Encoder.DModel}, emb); err != nil {
+	if err := data.SaveNPY(*out, []int{len(l.ds.Samples), l.m.Cfg.Encoder.DModel}, emb); err != nil { // atomic
 		return err
 	}
 	ids := make([]string, len(l.ds.Samples))
 	for i, s := range l.ds.Samples {
 		ids[i] = s.ID
 	}
-	return os.WriteFile(strings.TrimSuffix(*out, ".npy")+".ids.txt", []byte(strings.Join(ids, "\n")+"\n"), 0o644)
+	return writeFileAtomic(strings.TrimSuffix(*out, ".npy")+".ids.txt", []byte(strings.Join(ids, "\n")+"\n"))
 }
 
 func cmdInspect(_ context.Context, args []string) error {
