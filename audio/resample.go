@@ -36,6 +36,9 @@ func Resample(clip *Clip, rate int) (*Clip, error) {
 		return nil, fmt.Errorf("audio: Resample: target rate %d, want > 0", rate)
 	}
 	in := clip.SampleRate
+	if rate > MaxResampleRatio*in {
+		return nil, fmt.Errorf("audio: Resample: %d Hz to %d Hz up-samples by more than %d×", in, rate, MaxResampleRatio)
+	}
 	if in == rate {
 		return &Clip{SampleRate: rate, Samples: append([]float32(nil), clip.Samples...)}, nil
 	}

@@ -8,6 +8,8 @@ import (
 	"io"
 	"math"
 	"os"
+
+	"romae/ckpt"
 )
 
 // Clip is a mono sound clip: Samples are nominally in [-1, 1] (integer PCM
@@ -50,6 +52,18 @@ func malformed(format string, args ...any) error {
 func unsupported(format string, args ...any) error {
 	return &wavError{ErrUnsupported, fmt.Sprintf(format, args...)}
 }
+
+// Sample-rate limits of ReadWAV. A rate comes from the file's fmt chunk,
+// and the samples later resampled to a model's rate (16 kHz) grow by the
+// ratio of the two: a file declaring 1 Hz would turn a megabyte of samples
+// into 16 GB. Real WAV audio runs from 8 kHz (telephony) to 768 kHz.
+const (
+	MinSampleRate = 1000
+	MaxSampleRate = 1 << 22 // 4.19 MHz
+	// MaxResampleRatio bounds Resample's up-sampling (output rate / input
+	// rate), so its output is at most this many times its input.
+	MaxResampleRatio = 256
+)
 
 // streamedSize is the smallest data-chunk size treated as "until EOF".
 const streamedSize = 0x7FFFF000
@@ -254,6 +268,9 @@ func parseFmt(b []byte) (*wavFormat, error) {
 	if f.rate == 0 {
 		return nil, malformed("fmt chunk declares sample rate 0")
 	}
+	if f.rate < MinSampleRate || f.rate > MaxSampleRate {
+		return nil, unsupported("sample rate %d Hz, outside the %d..%d Hz this package reads (audio.MinSampleRate, audio.MaxSampleRate)", f.rate, MinSampleRate, MaxSampleRate)
+	}
 	switch f.tag {
 	case tagPCM:
 		switch f.bits {
@@ -353,15 +370,11 @@ func WriteWAV(w io.Writer, clip *Clip) error {
 	return err
 }
 
-// SaveWAV writes clip to path with WriteWAV.
+// SaveWAV writes clip to path with WriteWAV, atomically
+// (ckpt.WriteFileAtomic): a failed write leaves any previous file intact.
 func SaveWAV(path string, clip *Clip) error {
-	f, err := os.Create(path)
-	if err != nil {
+	if err := ckpt.WriteFileAtomic(path, func(w io.Writer) error { return WriteWAV(w, clip) }); err != nil {
 		return fmt.Errorf("audio: %w", err)
 	}
-	if err := WriteWAV(f, clip); err != nil {
-		f.Close()
-		return fmt.Errorf("audio: %s: %w", path, err)
-	}
-	return f.Close()
+	return nil
 }

@@ -1,7 +1,7 @@
 package datasets
 
 import (
-	"bytes"
+	"bufio"
 	"compress/gzip"
 	"encoding/binary"
 	"errors"
@@ -24,9 +24,15 @@ var FashionMNISTClasses = []string{
 // four gzipped IDX files (`apt-get install dataset-fashion-mnist`).
 func FashionMNISTDir() string { return "/usr/share/datasets/fashion-mnist" }
 
-// maxIDXBytes bounds the payload ReadIDX accepts, so a corrupt header cannot
-// ask for an absurd allocation.
-const maxIDXBytes = 1 << 31
+// MaxIDXBytes bounds the payload ReadIDX accepts (1 GiB; the largest
+// MNIST-family file, EMNIST ByClass, is 547 MB), so a corrupt header cannot
+// ask for an absurd allocation. The payload is read as it arrives and never
+// beyond what the dimensions declare, so a short file costs only its own
+// size, and a gzip stream is decompressed no further than the header needs.
+const MaxIDXBytes = 1 << 30
+
+// maxIDXBytes is MaxIDXBytes as the parser uses it.
+const maxIDXBytes = MaxIDXBytes
 
 // ReadIDX reads an IDX file of unsigned bytes (type code 0x08), the format of
 // (Fashion-)MNIST, plain or gzip-compressed (detected from the content, not
@@ -35,25 +41,65 @@ const maxIDXBytes = 1 << 31
 // unsupported element type, a truncated header or payload, trailing bytes,
 // or a broken gzip stream.
 func ReadIDX(path string) (dims []int, payload []byte, err error) {
-	raw, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err
 	}
-	if len(raw) >= 2 && raw[0] == 0x1f && raw[1] == 0x8b {
-		zr, err := gzip.NewReader(bytes.NewReader(raw))
+	defer f.Close()
+	br := bufio.NewReader(f)
+	var raw []byte
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: gzip: %w", path, err)
 		}
-		raw, err = io.ReadAll(io.LimitReader(zr, maxIDXBytes+1<<10))
-		if err != nil {
+		if raw, err = readIDXStream(zr); err != nil {
 			return nil, nil, fmt.Errorf("%s: gzip: %w", path, err)
 		}
+	} else if raw, err = readIDXStream(br); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	dims, payload, err = parseIDX(raw)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return dims, payload, nil
+}
+
+// readIDXStream reads an IDX stream's header and then no more than the
+// payload its dimensions declare (within maxIDXBytes), plus a little to
+// detect and count trailing bytes; parseIDX then checks what was read.
+// Memory grows with the bytes actually read.
+func readIDXStream(r io.Reader) ([]byte, error) {
+	head := make([]byte, 4)
+	n, err := io.ReadFull(r, head)
+	if err != nil || head[0] != 0 || head[1] != 0 || head[2] != 0x08 || head[3] == 0 {
+		return head[:n], ignoreEOF(err) // parseIDX says what is wrong
+	}
+	dimBytes := make([]byte, 4*int(head[3]))
+	n, err = io.ReadFull(r, dimBytes)
+	raw := append(head, dimBytes[:n]...)
+	if err != nil {
+		return raw, ignoreEOF(err)
+	}
+	size := int64(1)
+	for i := 0; i < len(dimBytes); i += 4 {
+		d := int64(binary.BigEndian.Uint32(dimBytes[i:]))
+		if d > 0 && size > maxIDXBytes/d {
+			return raw, nil // parseIDX reports the limit
+		}
+		size *= d
+	}
+	const trailing = 1 << 20 // enough to count a few trailing bytes
+	rest, err := io.ReadAll(io.LimitReader(r, size+trailing))
+	return append(raw, rest...), err
+}
+
+func ignoreEOF(err error) error {
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		return nil
+	}
+	return err
 }
 
 // parseIDX decodes an uncompressed IDX buffer.
