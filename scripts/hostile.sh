@@ -8,4 +8,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export GOEXPERIMENT=simd
 go build -o bin/romae ./cmd/romae
-ROMAE_BIN=bin/romae go test -count=1 -run '^TestHostileInputsCLI$' -v ./cmd/romae/ | grep -E '^\s+(--- |hostile_test)|^(ok|FAIL|PASS)'
+ROMAE_BIN="$PWD/bin/romae" go test -count=1 -run '^TestHostileInputsCLI$' -v ./cmd/romae/ | grep -E '^\s+(--- |hostile_test)|^(ok|FAIL|PASS)'
