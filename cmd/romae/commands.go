@@ -255,7 +255,7 @@ func usingFlags(name, synopsis string) (*flag.FlagSet, *using) {
 	fs.StringVar(&u.data, "data", "", "data file (.ts, .csv, .npy, .npz, .safetensors dataset), read as the model's training data was")
 	fs.StringVar(&u.format, "format", "", "override the data format (ts, csv, npy, npz, dataset)")
 	fs.StringVar(&u.dataSpec, "data-spec", "", "JSON file with the data spec (source, stats, classes) for a checkpoint that lacks one; `romae inspect --data-spec CHECKPOINT` prints one")
-	fs.BoolVar(&u.raw, "raw", false, "for a checkpoint without a data spec: read the file with default options and no scaling (what romae did before checkpoints carried their spec)")
+	fs.BoolVar(&u.raw, "raw", false, "for a checkpoint without a data spec: read the file with default options, no scaling, class names in the file's order (what romae did before checkpoints carried their spec)")
 	fs.IntVar(&u.batchSize, "batch-size", 32, "samples per forward pass")
 	return fs, u
 }
@@ -320,10 +320,18 @@ func (u *using) load(labels bool) (*loaded, error) {
 	case model.TaskRegress:
 		targets = m.Cfg.Outputs
 	}
-	// The authors' classifiers have no class names: index them.
-	if classes > 0 && len(spec.Classes) == 0 && ck.File == nil {
-		for k := range classes {
-			spec.Classes = append(spec.Classes, strconv.Itoa(k))
+	if classes > 0 && len(spec.Classes) == 0 {
+		switch {
+		case ck.File == nil: // the authors' classifiers have no class names: index them
+			for k := range classes {
+				spec.Classes = append(spec.Classes, strconv.Itoa(k))
+			}
+		case u.raw: // names from the file, in its order
+			ds, err := spec.Source.Load(u.data)
+			if err != nil {
+				return nil, err
+			}
+			spec.Classes = ds.Classes
 		}
 	}
 	if err := spec.CheckModel(m.Cfg.Values, classes, targets); err != nil {
