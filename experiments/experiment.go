@@ -13,9 +13,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -199,15 +201,35 @@ func Run(ctx context.Context, name string, o Options) (*Result, error) {
 // Markdown renders the result as table rows (with a header).
 func (r *Result) Markdown() string {
 	var b strings.Builder
-	b.WriteString("| experiment | setting | metric | paper | romae (mean ± std) | seeds | budget | wall time | command |\n|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| experiment | setting | metric | paper | romae (mean ± std) | baselines | seeds | budget | wall time | command |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, row := range r.Rows {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %d | %s | %s | `%s` |\n", row.Experiment, row.Setting, row.Metric,
-			row.Paper, fmtMeanStd(row.Mean, row.Std), len(row.Values), r.Budget, fmtDuration(r.Seconds), r.Command)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %d | %s | %s | `%s` |\n", row.Experiment, row.Setting, row.Metric,
+			row.Paper, fmtMeanStd(row.Mean, row.Std), row.baselineCell(), len(row.Values), r.Budget, fmtDuration(r.Seconds), r.Command)
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(&b, "\n%s\n", n)
 	}
 	return b.String()
+}
+
+// baselineCell lists the row's baselines, name-sorted, then the trivial
+// one: "1-NN DTW 0.95, 1-NN ED 0.94; majority 0.25".
+func (row Row) baselineCell() string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(row.Baselines)) {
+		parts = append(parts, fmt.Sprintf("%s %.4g", k, row.Baselines[k]))
+	}
+	cell := strings.Join(parts, ", ")
+	if row.BaselineIs != "" && row.Baselines[row.BaselineIs] != row.Baseline {
+		if cell != "" {
+			cell += "; "
+		}
+		cell += fmt.Sprintf("%s %.4g", row.BaselineIs, row.Baseline)
+	}
+	if cell == "" {
+		return "-"
+	}
+	return cell
 }
 
 func fmtMeanStd(m, s float64) string {

@@ -11,9 +11,10 @@ import (
 
 // taskBaselines runs the baselines of a fine-tuned model's task on the data
 // it was evaluated on, trained on trainPath (default: the checkpoint's own
-// training file), read with the checkpoint's data spec so they see what the
-// model saw: majority class, 1-NN Euclidean and 1-NN DTW for classifiers,
-// the training mean for regressors.
+// training file), both read with the checkpoint's data spec but without its
+// value scaling or patching — the series the model sees, unscaled as the UCR/UEA
+// archive reports its 1-NN numbers: majority class, 1-NN Euclidean and 1-NN
+// DTW for classifiers, the training mean for regressors (in target units).
 func taskBaselines(u *using, l *loaded, trainPath string) (map[string]float64, error) {
 	if trainPath == "" {
 		trainPath = l.spec.Train
@@ -24,14 +25,21 @@ func taskBaselines(u *using, l *loaded, trainPath string) (map[string]float64, e
 	if _, err := os.Stat(trainPath); err != nil {
 		return nil, fmt.Errorf("--baselines: training data: %w (give --train-data FILE)", err)
 	}
-	tr, err := l.spec.Read(trainPath)
+	raw := *l.spec
+	raw.Stats, raw.Source.SeriesPatch = nil, 0 // series as observed
+	raw.TargetStats = nil
+	tr, err := raw.Read(trainPath)
+	if err != nil {
+		return nil, err
+	}
+	te, err := raw.Read(u.data)
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]float64{}
 	switch l.m.Cfg.Task {
 	case model.TaskClassify:
-		rows, err := baseline.ClassificationTable(tr, l.ds, l.ds.TimeAxis)
+		rows, err := baseline.ClassificationTable(tr, te, te.TimeAxis)
 		if err != nil {
 			return nil, err
 		}
@@ -39,7 +47,7 @@ func taskBaselines(u *using, l *loaded, trainPath string) (map[string]float64, e
 			out[r.Name] = r.Accuracy
 		}
 	case model.TaskRegress:
-		mse, err := baseline.TrainingMean(unscaledTargets(tr, l.spec.TargetStats), unscaledTargets(l.ds, l.spec.TargetStats))
+		mse, err := baseline.TrainingMean(tr, te)
 		if err != nil {
 			return nil, err
 		}
@@ -81,21 +89,6 @@ func unscaledValues(ds *data.Dataset, stats *data.Stats) *data.Dataset {
 	for i, s := range ds.Samples {
 		s.Values = append([]float32(nil), s.Values...)
 		stats.Invert(s.Values) // stats were checked against C on load
-		out.Samples[i] = s
-	}
-	return &out
-}
-
-// unscaledTargets is unscaledValues for regression targets.
-func unscaledTargets(ds *data.Dataset, stats *data.Stats) *data.Dataset {
-	if stats == nil {
-		return ds
-	}
-	out := *ds
-	out.Samples = make([]data.Sample, len(ds.Samples))
-	for i, s := range ds.Samples {
-		s.Target = append([]float32(nil), s.Target...)
-		stats.Invert(s.Target)
 		out.Samples[i] = s
 	}
 	return &out
