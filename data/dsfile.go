@@ -120,6 +120,14 @@ func LoadDataset(path string) (*Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
+	if t, ok := f.Tensors["values"]; ok {
+		maxLen := int64(t.Numel() / ds.C)
+		for i, n := range lengths {
+			if n < 1 || n > maxLen {
+				return nil, bad("sample %d has length %d, outside [1, %d]", i, n, maxLen)
+			}
+		}
+	}
 	labels := make([]int64, len(ids))
 	if len(ds.Classes) > 0 {
 		if labels, err = ints("labels"); err != nil {
@@ -137,10 +145,7 @@ func LoadDataset(path string) (*Dataset, error) {
 		}
 		var want int64
 		for _, n := range lengths {
-			if n < 1 || n > int64(len(v)) {
-				return nil, bad("a sample length %d is outside [1, %d]", n, len(v))
-			}
-			want += n*int64(perToken) + int64(perSample)
+			want += n*int64(perToken) + int64(perSample) // lengths were bounded below
 		}
 		if want != int64(len(v)) {
 			return nil, bad("tensor %q has %d values, the lengths need %d", name, len(v), want)

@@ -7,6 +7,7 @@ package train
 import (
 	"fmt"
 	"math"
+	"romae/data"
 	"strconv"
 	"strings"
 )
@@ -39,6 +40,14 @@ type Config struct {
 	Out             string  `json:"out" yaml:"out" help:"run directory: checkpoints, metrics.jsonl, plots"`
 	Progress        string  `json:"progress" yaml:"progress" help:"auto (bar on terminals, lines otherwise), bar, lines or none"`
 	MaxSteps        int     `json:"max_steps" yaml:"max_steps" help:"stop after this many steps in total (0: run all epochs)"`
+	AugmentDrop     float64 `json:"augment_drop,omitempty" yaml:"augment_drop" help:"fine-tuning: fraction of each sample's tokens hidden at random at every step (augmentation; 0: off)"`
+	AugmentJitter   float64 `json:"augment_jitter,omitempty" yaml:"augment_jitter" help:"fine-tuning: σ of Gaussian noise added to the (normalised) values at every step"`
+	AugmentScale    float64 `json:"augment_scale,omitempty" yaml:"augment_scale" help:"fine-tuning: σ of a random per-sample amplitude factor 1+σ·N(0,1)"`
+}
+
+// Augment is the fine-tuning augmentation the config asks for.
+func (c *Config) Augment() data.Augment {
+	return data.Augment{Drop: c.AugmentDrop, Jitter: c.AugmentJitter, Scale: c.AugmentScale}
 }
 
 // DefaultConfig is the paper's pre-training recipe scaled to a laptop:
@@ -78,6 +87,10 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("train.warmup_frac = %v: want 0 ≤ f < 1", c.WarmupFrac)
 	case !(c.MaskRatio > 0 && c.MaskRatio < 1):
 		return fmt.Errorf("train.mask_ratio = %v: want 0 < r < 1", c.MaskRatio)
+	case !(c.AugmentDrop >= 0 && c.AugmentDrop < 1):
+		return fmt.Errorf("train.augment_drop = %v: want 0 ≤ f < 1", c.AugmentDrop)
+	case !(c.AugmentJitter >= 0 && c.AugmentJitter <= 10) || !(c.AugmentScale >= 0 && c.AugmentScale <= 10):
+		return fmt.Errorf("train.augment_jitter = %v, train.augment_scale = %v: want finite σ in [0, 10]", c.AugmentJitter, c.AugmentScale)
 	case !(c.LabelSmoothing >= 0 && c.LabelSmoothing < 1):
 		return fmt.Errorf("train.label_smoothing = %v: want 0 ≤ ε < 1", c.LabelSmoothing)
 	case c.Progress != "auto" && c.Progress != "bar" && c.Progress != "lines" && c.Progress != "none":

@@ -180,6 +180,10 @@ func (t *Trainer) Run(ctx context.Context) (*Result, error) {
 				}
 				loss, err = m.ForwardPretrain(ws, bt, mask, true, rng)
 			} else {
+				if aug := cfg.Augment(); aug.Active() && !bt.TargetPerToken {
+					// Its own stream of (seed, step), so resumed runs augment alike.
+					aug.Apply(bt, rand.New(rand.NewPCG(cfg.Seed, 1<<41+uint64(st.Step))))
+				}
 				loss, err = m.ForwardTask(ws, bt, lossOpt, true, rng)
 			}
 			if err != nil {

@@ -1,0 +1,170 @@
+package data
+
+import (
+	"math/rand/v2"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// ragged is a small irregular labelled dataset with per-sample targets.
+func ragged() *Dataset {
+	ds := &Dataset{Name: "r", C: 2, D: 2, TimeAxis: 1, Classes: []string{"a", "b"}, TargetDim: 1}
+	for i := range 5 {
+		s := Sample{ID: string(rune('p' + i)), Label: i % 2, Target: []float32{float32(i)}}
+		for t := range 3 + i {
+			s.Values = append(s.Values, float32(i+t), float32(t)*0.5)
+			s.Positions = append(s.Positions, float32(t%2), float32(t)+0.25)
+		}
+		ds.Samples = append(ds.Samples, s)
+	}
+	return ds
+}
+
+func TestSpecMetaRoundTrip(t *testing.T) {
+	spec := &Spec{Source: Source{Format: "ts", DropFraction: 0.3, DropSeed: 7, SeriesPatch: 4},
+		Stats: &Stats{Mean: []float64{1, 2}, Std: []float64{3, 4}}, Classes: []string{"x", "y"},
+		TargetStats: &Stats{Mean: []float64{5}, Std: []float64{6}}, Train: "a.ts"}
+	got, found, err := SpecFromMeta(spec.Meta())
+	if err != nil || !found || !reflect.DeepEqual(got, spec) {
+		t.Fatalf("round trip: %+v, %v, %v", got, found, err)
+	}
+	if _, found, err := SpecFromMeta(map[string]string{}); found || err != nil {
+		t.Errorf("no spec: found %v, %v", found, err)
+	}
+	legacy := map[string]string{legacySource: `{"format":"csv"}`, legacyStats: `{"mean":[0],"std":[2]}`, legacyClasses: `["u","v"]`}
+	if got, found, err := SpecFromMeta(legacy); err != nil || !found || got.Source.Format != "csv" || got.Stats.Std[0] != 2 || len(got.Classes) != 2 {
+		t.Errorf("legacy keys: %+v, %v, %v", got, found, err)
+	}
+	bad := []struct{ name, meta, want string }{
+		{"unknown field", `{"source":{},"colour":1}`, "colour"},
+		{"zero std", `{"stats":{"mean":[0],"std":[0]}}`, "stats"},
+		{"ragged stats", `{"stats":{"mean":[0,1],"std":[1]}}`, "stats"},
+		{"repeated class", `{"classes":["a","a"]}`, "repeated"},
+	}
+	for _, b := range bad {
+		if _, _, err := SpecFromMeta(map[string]string{MetaSpec: b.meta}); err == nil || !strings.Contains(err.Error(), b.want) {
+			t.Errorf("%s: got %v, want an error containing %q", b.name, err, b.want)
+		}
+	}
+	if err := spec.CheckModel(2, 3, 0); err == nil || !strings.Contains(err.Error(), "2 class names for a classifier with 3 outputs") {
+		t.Errorf("classes vs outputs: %v", err)
+	}
+}
+
+func TestDatasetFileRoundTrip(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "d.safetensors")
+	for _, ds := range []*Dataset{ragged(), func() *Dataset {
+		d := ragged()
+		d.Classes, d.TargetPerToken = nil, true
+		for i := range d.Samples {
+			s := &d.Samples[i]
+			s.Label, s.Target = -1, slices.Clone(s.Values[:s.Len(2)])
+		}
+		return d
+	}()} {
+		if err := SaveDataset(path, ds); err != nil {
+			t.Fatal(err)
+		}
+		got, err := (Source{}).Load(path) // format from the extension
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, ds) {
+			t.Errorf("round trip differs:\n got %+v\nwant %+v", got, ds)
+		}
+	}
+}
+
+func TestPatchSeries(t *testing.T) {
+	ds := ragged() // sample i: 3+i tokens alternating between channels 0 and 1
+	p, err := PatchSeries(ds, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.C != 2*2+2 {
+		t.Fatalf("C = %d, want 6", p.C)
+	}
+	// Sample 2 has 5 tokens: channel 0 at t = .25, 2.25, 4.25, channel 1
+	// at 1.25, 3.25 → tokens (ch0: 2), (ch0: 1 + pad), (ch1: 2).
+	s := p.Samples[2]
+	if got := s.Len(p.C); got != 3 {
+		t.Fatalf("sample 2: %d tokens, want 3", got)
+	}
+	wantPos := []float32{0, 0.25, 0, 4.25, 1, 1.25}
+	if !slices.Equal(s.Positions, wantPos) {
+		t.Errorf("positions %v, want %v", s.Positions, wantPos)
+	}
+	// Second token: one observation (values 2+4, 4·0.5) then padding, offsets 0 and −1.
+	if got, want := s.Values[6:12], []float32{6, 2, 0, 0, 0, -1}; !slices.Equal(got, want) {
+		t.Errorf("padded token %v, want %v", got, want)
+	}
+	if got, want := s.Values[0:6], []float32{2, 0, 4, 1, 0, 2}; !slices.Equal(got, want) {
+		t.Errorf("first token %v, want %v (values of t=.25 and t=2.25, offsets 0 and 2)", got, want)
+	}
+	if q, err := PatchSeries(ds, 1); err != nil || q != ds {
+		t.Errorf("P = 1 must return the dataset itself: %v", err)
+	}
+	if _, err := PatchSeries(ds, 0); err == nil {
+		t.Error("P = 0 accepted")
+	}
+	if err := p.Validate(); err != nil {
+		t.Error(err)
+	}
+}
+
+// Step dropping depends on each series alone: reordering the file or
+// reading one series by itself drops the same steps.
+func TestDropRandomStepsPerSample(t *testing.T) {
+	ds := ragged()
+	a, err := DropRandomSteps(ds, 0.4, ds.TimeAxis, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev := Subset(ds, []int{4, 3, 2, 1, 0})
+	b, err := DropRandomSteps(rev, 0.4, ds.TimeAxis, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range a.Samples {
+		if !reflect.DeepEqual(a.Samples[i], b.Samples[4-i]) {
+			t.Errorf("sample %d dropped differently after reordering", i)
+		}
+	}
+	c, _ := DropRandomSteps(ds, 0.4, ds.TimeAxis, 4)
+	same := true
+	for i := range a.Samples {
+		same = same && reflect.DeepEqual(a.Samples[i], c.Samples[i])
+	}
+	if same {
+		t.Error("another seed dropped the same steps everywhere")
+	}
+}
+
+func TestAugment(t *testing.T) {
+	ds := ragged()
+	b := Collate(nil, ds, []int{0, 1, 2, 3, 4})
+	orig := slices.Clone(b.Values)
+	Augment{Drop: 0.99, Jitter: 0.1, Scale: 0.2}.Apply(b, rand.New(rand.NewPCG(1, 2)))
+	for s := range b.B {
+		kept := 0
+		for j := range b.Lengths[s] {
+			if !b.Pad[s*b.L+j] {
+				kept++
+			}
+		}
+		if kept != 1 {
+			t.Errorf("sample %d keeps %d tokens, want exactly 1 at drop 0.99", s, kept)
+		}
+	}
+	if slices.Equal(orig, b.Values) {
+		t.Error("values unchanged")
+	}
+	c := Collate(nil, ds, []int{0, 1, 2, 3, 4})
+	Augment{Drop: 0.99, Jitter: 0.1, Scale: 0.2}.Apply(c, rand.New(rand.NewPCG(1, 2)))
+	if !slices.Equal(c.Values, b.Values) || !slices.Equal(c.Pad, b.Pad) {
+		t.Error("the same generator state augmented differently")
+	}
+}
