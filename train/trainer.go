@@ -34,7 +34,7 @@ type Trainer struct {
 	Train, Val *data.Dataset
 	Data       *data.Spec
 	Meta       map[string]string // extra metadata (e.g. romae.pretrained_from)
-	Log        io.Writer // progress and summaries; nil: os.Stderr
+	Log        io.Writer         // progress and summaries; nil: os.Stderr
 	// Mask, when set, replaces uniform random masking at Cfg.MaskRatio
 	// for pre-training (e.g. "observe 3 to 10 points, reconstruct the
 	// rest" for interpolation benchmarks). It must be a function of its
