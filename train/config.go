@@ -35,6 +35,7 @@ type Config struct {
 	ClassWeights    string  `json:"class_weights" yaml:"class_weights" help:"classification: empty, 'balanced', or comma-separated weights per class"`
 	Seed            uint64  `json:"seed" yaml:"seed" help:"seed for initialisation, shuffling, masking and dropout"`
 	EvalEvery       int     `json:"eval_every" yaml:"eval_every" help:"evaluate on the validation set every N epochs"`
+	Select          string  `json:"select,omitempty" yaml:"select" help:"classification: the best epoch (best.safetensors) is the one with the lowest validation loss (loss; steadier on small validation sets) or the highest accuracy, ties to the lower loss (accuracy)"`
 	CheckpointEvery int     `json:"checkpoint_every" yaml:"checkpoint_every" help:"also write last.safetensors every N steps (0: at epoch ends only)"`
 	Resume          bool    `json:"resume" yaml:"resume" help:"continue from out/last.safetensors if it exists"`
 	Out             string  `json:"out" yaml:"out" help:"run directory: checkpoints, metrics.jsonl, plots"`
@@ -56,7 +57,7 @@ func DefaultConfig() Config {
 	return Config{
 		Epochs: 10, BatchSize: 32, Optimizer: "adamw", LR: 3e-4, Schedule: "cosine",
 		WarmupFrac: 0.05, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 0.05,
-		Momentum: 0.9, ClipNorm: 1, MaskRatio: 0.75, Seed: 1, EvalEvery: 1,
+		Momentum: 0.9, ClipNorm: 1, MaskRatio: 0.75, Seed: 1, EvalEvery: 1, Select: "loss",
 		Out: "runs/latest", Progress: "auto",
 	}
 }
@@ -93,6 +94,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("train.augment_jitter = %v, train.augment_scale = %v: want finite σ in [0, 10]", c.AugmentJitter, c.AugmentScale)
 	case !(c.LabelSmoothing >= 0 && c.LabelSmoothing < 1):
 		return fmt.Errorf("train.label_smoothing = %v: want 0 ≤ ε < 1", c.LabelSmoothing)
+	case c.Select != "" && c.Select != "loss" && c.Select != "accuracy":
+		return fmt.Errorf("train.select %q: want loss or accuracy", c.Select)
 	case c.Progress != "auto" && c.Progress != "bar" && c.Progress != "lines" && c.Progress != "none":
 		return fmt.Errorf("train.progress %q: want auto, bar, lines or none", c.Progress)
 	case c.Out == "":

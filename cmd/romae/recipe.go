@@ -35,9 +35,13 @@ import (
 //     shortens the plateau at ln K a cold start shows with 5%;
 //   - model.pool mean from scratch (every token gets gradient from the
 //     start; [CLS] pooling is what a pre-trained [CLS] is for);
+//   - train.augment_*: every step hides 10% of each series' tokens at
+//     random, adds noise of σ 0.05 and scales each series by 1 + 0.1·N(0,1)
+//     (GunPoint from scratch: 0.927 without, 0.98 with, one seed);
 //   - data.val_fraction 0.2: a stratified validation split of the
-//     training data, on which the best epoch is selected (never the test
-//     set).
+//     training data; the epoch with the lowest validation loss is kept
+//     (never the test set: accuracy on a handful of validation series
+//     picks noise).
 const (
 	maxTokens    = 48
 	targetTokens = 24
@@ -179,6 +183,11 @@ func (r *recipe) applyTrainRecipe(cfg *runConfig, n int, task string, fromScratc
 	choose(r, "train.warmup_frac", &cfg.Train.WarmupFrac, 0.1)
 	if task == model.TaskClassify {
 		choose(r, "train.label_smoothing", &cfg.Train.LabelSmoothing, 0.1)
+	}
+	if task != model.TaskPretrain && cfg.Model.Pool != model.PoolToken {
+		choose(r, "train.augment_drop", &cfg.Train.AugmentDrop, 0.1)
+		choose(r, "train.augment_jitter", &cfg.Train.AugmentJitter, 0.05)
+		choose(r, "train.augment_scale", &cfg.Train.AugmentScale, 0.1)
 	}
 	if task != model.TaskPretrain {
 		for _, d := range []struct {

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"romae/data"
+	"romae/model"
+)
+
+func TestRecipeFromData(t *testing.T) {
+	cases := []struct {
+		name        string
+		n           int
+		task        string
+		fromScratch bool
+		args        []string
+		want        map[string]any
+	}{
+		{"tiny set from scratch", 40, model.TaskClassify, true, nil,
+			map[string]any{"batch": 8, "epochs": 300, "size": "tiny-shallow", "pool": model.PoolMean, "lr": 1e-3, "drop": 0.1}},
+		{"270 series", 270, model.TaskClassify, true, nil,
+			map[string]any{"batch": 32, "epochs": 167, "lr": 1e-3}},
+		{"fine-tuning a pre-trained encoder", 270, model.TaskClassify, false, nil,
+			map[string]any{"batch": 32, "lr": 5e-4, "size": "tiny", "pool": "auto"}},
+		{"flags win", 40, model.TaskClassify, true, []string{"--train.epochs", "7", "--train.lr", "0.01", "--train.augment_drop", "0"},
+			map[string]any{"batch": 8, "epochs": 7, "lr": 0.01, "drop": 0.0}},
+		{"explicit batch sets the epochs", 40, model.TaskClassify, true, []string{"--train.batch_size", "40"},
+			map[string]any{"batch": 40, "epochs": 500}},
+		{"pre-training", 5000, model.TaskPretrain, true, nil,
+			map[string]any{"batch": 64, "epochs": 20, "drop": 0.0}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := defaultRunConfig()
+			fs := newFlagSet("finetune", "")
+			r, err := parseTrainingArgs(fs, &cfg, tc.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.applyTrainRecipe(&cfg, tc.n, tc.task, tc.fromScratch)
+			got := map[string]any{"batch": cfg.Train.BatchSize, "epochs": cfg.Train.Epochs, "size": cfg.Model.Size,
+				"pool": cfg.Model.Pool, "lr": cfg.Train.LR, "drop": cfg.Train.AugmentDrop}
+			for k, v := range tc.want {
+				if got[k] != v {
+					t.Errorf("%s = %v, want %v", k, got[k], v)
+				}
+			}
+			if s := r.summary(); !strings.HasPrefix(s, "romae: recipe") {
+				t.Errorf("summary %q", s)
+			}
+			for _, a := range tc.args {
+				if key := strings.TrimPrefix(a, "--"); key != a && strings.Contains(r.summary(), key+"=") {
+					t.Errorf("the summary reports %s as chosen, but the user gave it", key)
+				}
+			}
+		})
+	}
+}
+
+func TestSeriesPatchFor(t *testing.T) {
+	series := func(n, channels int) *data.Dataset {
+		d := 1
+		if channels > 1 {
+			d = 2
+		}
+		ds := &data.Dataset{C: 1, D: d, TimeAxis: d - 1}
+		s := data.Sample{}
+		for c := range channels {
+			for i := range n {
+				s.Values = append(s.Values, 0)
+				if d == 2 {
+					s.Positions = append(s.Positions, float32(c))
+				}
+				s.Positions = append(s.Positions, float32(i))
+			}
+		}
+		ds.Samples = []data.Sample{s}
+		return ds
+	}
+	for _, tc := range []struct{ n, channels, want int }{{24, 1, 1}, {48, 1, 1}, {150, 1, 6}, {251, 1, 10}, {5000, 1, 32}, {150, 6, 6}, {40, 6, 1}} {
+		if got := seriesPatchFor(series(tc.n, tc.channels)); got != tc.want {
+			t.Errorf("%d observations × %d channels: P = %d, want %d", tc.n, tc.channels, got, tc.want)
+		}
+	}
+}
+
+// The config file counts as given: its settings are not overridden.
+func TestRecipeRespectsConfigFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.yaml")
+	os.WriteFile(path, []byte("train:\n  epochs: 3\nmodel:\n  size: tiny\n"), 0o644)
+	cfg := defaultRunConfig()
+	r, err := parseTrainingArgs(newFlagSet("finetune", ""), &cfg, []string{"--config", path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.applyTrainRecipe(&cfg, 40, model.TaskClassify, true)
+	if cfg.Train.Epochs != 3 || cfg.Model.Size != "tiny" || cfg.Train.BatchSize != 8 {
+		t.Errorf("epochs %d size %s batch %d, want 3, tiny (from the file) and 8 (chosen)", cfg.Train.Epochs, cfg.Model.Size, cfg.Train.BatchSize)
+	}
+}
+
