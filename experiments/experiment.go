@@ -44,6 +44,7 @@ type Options struct {
 	// encoding ("" = continuous p-RoPE); the siren experiment sets it.
 	PosEncoding string
 	timeScale   float64 // SIREN-RoPE time normalisation of the running experiment
+	valFraction float64 // pretrainFinetune: fraction of the training data held out to select the fine-tuning epoch
 	interpSmall bool    // synthetic and spiral on the small interpolation model (the siren experiment's quick runs)
 }
 

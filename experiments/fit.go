@@ -68,8 +68,19 @@ func pretrainFinetune(ctx context.Context, o *Options, r *Result, tag string, c 
 	if err != nil {
 		return eval.Metrics{}, err
 	}
-	if _, err := fit(ctx, o, tag+"-finetune", fm, ft, tr, nil, spec, nil); err != nil {
+	ftr, val := tr, (*data.Dataset)(nil)
+	if o.valFraction > 0 {
+		// Model selection on a split of the training data, never on te.
+		parts := data.Split(tr, []float64{1 - o.valFraction, o.valFraction}, rand.New(rand.NewPCG(ft.Seed, 0x5911)))
+		ftr, val = parts[0], parts[1]
+	}
+	if _, err := fit(ctx, o, tag+"-finetune", fm, ft, ftr, val, spec, nil); err != nil {
 		return eval.Metrics{}, err
+	}
+	if val != nil { // the best epoch on val, as `romae evaluate` on the run directory loads it
+		if fm, _, err = model.Load[float32](o.runDir(tag + "-finetune")); err != nil {
+			return eval.Metrics{}, err
+		}
 	}
 	met, err := eval.Evaluate(fm, fm.NewWorkspace(), te, eval.Options{BatchSize: evalBatch})
 	r.reproduce(o.runDir(tag+"-finetune"), teFile, "accuracy", met.Accuracy, evalBatch)
