@@ -25,6 +25,7 @@ var generators = []struct {
 	{"sines-1", func(n int, seed uint64) *data.Dataset { return Sines(n, 1, seed) }},
 	{"sines-2", func(n int, seed uint64) *data.Dataset { return Sines(n, 2, seed) }},
 	{"lightcurves", LightCurves},
+	{"oscillator", Oscillator},
 }
 
 func TestGeneratorsDeterministicAndValid(t *testing.T) {
@@ -464,5 +465,58 @@ func TestPanicsOnBadArguments(t *testing.T) {
 			}()
 			fn()
 		})
+	}
+}
+
+// TestOscillator checks the recipe: 20-80 sorted times in [0, 10], three
+// channels, noise of std 0.05 around the clean target, every class present,
+// and class-dependent frequency content (more sign changes of the clean
+// curve per time unit from damped to driven to beats).
+func TestOscillator(t *testing.T) {
+	ds := Oscillator(600, 3)
+	if ds.C != 3 || ds.D != 1 || ds.TargetDim != 3 || !ds.TargetPerToken || len(ds.Classes) != 3 {
+		t.Fatalf("shape: C %d D %d target %d/%v classes %v", ds.C, ds.D, ds.TargetDim, ds.TargetPerToken, ds.Classes)
+	}
+	var noise []float64
+	counts := make([]int, 3)
+	crossings, span := make([]float64, 3), make([]float64, 3)
+	for _, s := range ds.Samples {
+		n := len(s.Positions)
+		if n < OscillatorMinObs || n > OscillatorMaxObs {
+			t.Fatalf("%s: %d observations", s.ID, n)
+		}
+		if !slices.IsSorted(s.Positions) || s.Positions[0] < 0 || s.Positions[n-1] > OscillatorT {
+			t.Fatalf("%s: times not sorted in [0, %v]", s.ID, OscillatorT)
+		}
+		if !strings.HasSuffix(s.ID, " "+ds.Classes[s.Label]) {
+			t.Fatalf("%s: label %d", s.ID, s.Label)
+		}
+		counts[s.Label]++
+		for i, v := range s.Values {
+			noise = append(noise, float64(v-s.Target[i]))
+		}
+		for c := 0; c < 3; c++ {
+			for j := 1; j < n; j++ {
+				if (s.Target[(j-1)*3+c] < 0) != (s.Target[j*3+c] < 0) {
+					crossings[s.Label]++
+				}
+			}
+		}
+		span[s.Label] += 3 * float64(s.Positions[n-1]-s.Positions[0])
+	}
+	m, sd := meanStd(noise)
+	if math.Abs(m) > 0.005 || math.Abs(sd-OscillatorNoise) > 0.005 {
+		t.Errorf("noise mean %.4f std %.4f, want 0 and %v", m, sd, OscillatorNoise)
+	}
+	rate := make([]float64, 3)
+	for k := range rate {
+		if counts[k] < 150 {
+			t.Errorf("class %s: %d of 600 samples", ds.Classes[k], counts[k])
+		}
+		rate[k] = crossings[k] / span[k]
+	}
+	t.Logf("sign changes per time unit by class: %.3f", rate)
+	if !(rate[0] < rate[1] && rate[1] < rate[2]) {
+		t.Errorf("sign changes per time unit %v, want increasing from damped to beats", rate)
 	}
 }

@@ -102,3 +102,40 @@ func BenchmarkTinyForwardBackward(b *testing.B) {
 		})
 	})
 }
+
+// BenchmarkQueryAttention: the decoder's two query modes side by side on
+// the pre-training step of BenchmarkTinyForwardBackward (32 × 200 tokens,
+// mask ratio 0.75: 51 visible + [CLS], 150 queries per sample) and on
+// interpolation of 400 query positions from all 200 tokens.
+func BenchmarkQueryAttention(b *testing.B) {
+	for _, mode := range []string{QueryAll, QueryIndependent} {
+		b.Run("pretrain/"+mode, func(b *testing.B) {
+			m, bt := benchModel(b, TaskPretrain, PosRoPE), benchBatch()
+			m.Cfg.QueryAttention = mode
+			mask := data.RandomMask(nil, bt, 0.75, rand.New(rand.NewPCG(2, 2)))
+			ws := m.NewWorkspace()
+			timed(b, func() {
+				m.ZeroGrad()
+				if _, err := m.ForwardPretrain(ws, bt, mask, true, nil); err != nil {
+					b.Fatal(err)
+				}
+				m.BackwardPretrain(ws)
+			})
+		})
+		b.Run("interpolate400/"+mode, func(b *testing.B) {
+			m, bt := benchModel(b, TaskPretrain, PosRoPE), benchBatch()
+			m.Cfg.QueryAttention = mode
+			Lq := 400
+			qPos, qPad := make([]float32, bt.B*Lq*bt.D), make([]bool, bt.B*Lq)
+			for i := range qPos {
+				qPos[i] = float32(i%997) / 10
+			}
+			ws := m.NewWorkspace()
+			timed(b, func() {
+				if _, err := m.Interpolate(ws, bt, qPos, qPad, Lq); err != nil {
+					b.Fatal(err)
+				}
+			})
+		})
+	}
+}

@@ -162,7 +162,9 @@ type Config struct {
 }
 
 // DefaultConfig is RoMAE-tiny with a tiny-shallow decoder, continuous
-// 1-axis p-RoPE (p = 0.75, base 10000), [CLS], pre-training task.
+// 1-axis p-RoPE (p = 0.75, base 10000), [CLS], pre-training task, and
+// decoder queries that do not attend to each other (QueryIndependent; the
+// authors' checkpoints load as QueryAll, see docs/interpolation.md).
 func DefaultConfig() Config {
 	return Config{
 		Encoder:     Sizes["tiny"],
@@ -177,7 +179,7 @@ func DefaultConfig() Config {
 		Pool:        PoolCLS,
 		NormEps:     1e-12,
 
-		QueryAttention: QueryAll,
+		QueryAttention: QueryIndependent,
 	}
 }
 
