@@ -104,28 +104,32 @@ func (o *Options) saveTestData(name string, ds *data.Dataset) (string, error) {
 // runDir is the run directory of the training run tag.
 func (o *Options) runDir(tag string) string { return filepath.Join(o.Out, "runs", tag) }
 
-// interpolationMSE predicts every hidden token from the observed ones and
-// returns the MSE against the hidden values (per value, over all tokens)
-// and the per-sample predictions.
-func interpolationMSE(m *model.Model[float32], observed, hidden *data.Dataset) (float64, [][]float32, error) {
-	q := make([][]float32, len(hidden.Samples))
-	for i, s := range hidden.Samples {
-		q[i] = s.Positions
-	}
-	pred, err := eval.Interpolate(m, m.NewWorkspace(), observed, q, 64)
+// interpolate predicts every hidden token from the observed ones with the
+// model of run tag and returns the MSE against the hidden values (per
+// value, over all tokens) and the per-sample predictions; it saves both
+// sets and records the `romae evaluate --hidden` command that gives the
+// MSE back.
+func (o *Options) interpolate(r *Result, tag string, m *model.Model[float32], observed, hidden *data.Dataset) (float64, [][]float32, error) {
+	obsFile, err := o.saveTestData(tag+"-observed", observed)
 	if err != nil {
 		return 0, nil, err
 	}
-	var se float64
-	n := 0
-	for i, s := range hidden.Samples {
-		for j, v := range s.Values {
-			e := float64(pred[i][j]) - float64(v)
-			se += e * e
-			n++
-		}
+	hidFile, err := o.saveTestData(tag+"-hidden", hidden)
+	if err != nil {
+		return 0, nil, err
 	}
-	return se / float64(max(n, 1)), pred, nil
+	mse, pred, err := eval.InterpolationMSE(m, observed, hidden, nil, interpBatch)
+	r.reproduce(o.runDir(tag), obsFile, "interp_mse", mse, interpBatch, "--hidden", hidFile)
+	return mse, pred, err
+}
+
+// interpBatch is the batch size of the interpolation evaluations.
+const interpBatch = 64
+
+// interpolationMSE is interpolate for numbers no table reports on their
+// own (extra observation counts, checks).
+func interpolationMSE(m *model.Model[float32], observed, hidden *data.Dataset) (float64, [][]float32, error) {
+	return eval.InterpolationMSE(m, observed, hidden, nil, interpBatch)
 }
 
 // observeMask hides all but k ∈ [lo, hi] valid tokens of every sample

@@ -93,10 +93,11 @@ func runSynthetic(ctx context.Context, o *Options, r *Result) error {
 			tc.Optimizer, tc.LR, tc.BatchSize, tc.Seed = "adamw", 1e-3, pick(o, 32, 32, 8), uint64(seed)
 			tc.Epochs, tc.WarmupSteps = pick(o, 20, 20, 50), pick(o, 20, 200, 200)
 			tc.EvalEvery = tc.Epochs
-			if _, err := fit(ctx, o, fmt.Sprintf("synthetic-%s-seed%d", mode, seed), m, tc, tr, nil, generated("synthetic"), observeMask(3, 10)); err != nil {
+			tag := fmt.Sprintf("synthetic-%s-seed%d", mode, seed)
+			if _, err := fit(ctx, o, tag, m, tc, tr, nil, generated("synthetic"), observeMask(3, 10)); err != nil {
 				return err
 			}
-			mse, pred, err := interpolationMSE(m, obs, hid)
+			mse, pred, err := o.interpolate(r, tag, m, obs, hid)
 			if err != nil {
 				return err
 			}
@@ -305,10 +306,11 @@ func runSpiral(ctx context.Context, o *Options, r *Result) error {
 			tc.Optimizer, tc.LR, tc.BatchSize, tc.Seed, tc.MaskRatio = "adamw", 1e-3, 16, uint64(seed), 0.6
 			tc.Epochs, tc.WarmupFrac = pick(o, 40, 60, 400), 0.05
 			tc.EvalEvery = tc.Epochs
-			if _, err := fit(ctx, o, fmt.Sprintf("spiral-%s-seed%d", mode, seed), m, tc, tr, nil, generated("spiral"), nil); err != nil {
+			tag := fmt.Sprintf("spiral-%s-seed%d", mode, seed)
+			if _, err := fit(ctx, o, tag, m, tc, tr, nil, generated("spiral"), nil); err != nil {
 				return err
 			}
-			mse, pred, err := interpolationMSE(m, obs, hid)
+			mse, pred, err := o.interpolate(r, tag, m, obs, hid)
 			if err != nil {
 				return err
 			}
@@ -420,10 +422,11 @@ func runSines(ctx context.Context, o *Options, r *Result) error {
 				tc.Optimizer, tc.LR, tc.BatchSize, tc.Seed, tc.MaskRatio = "adamw", pick(o, 3e-3, 1e-3, 1e-3), 32, uint64(seed), 0.5
 				tc.Epochs, tc.WarmupFrac = pick(o, 12, 20, 50), 0.05
 				tc.EvalEvery = tc.Epochs
-				if _, err := fit(ctx, o, fmt.Sprintf("sines%d-%s-seed%d", nf, mode, seed), m, tc, tr, nil, generated("sines"), nil); err != nil {
+				tag := fmt.Sprintf("sines%d-%s-seed%d", nf, mode, seed)
+				if _, err := fit(ctx, o, tag, m, tc, tr, nil, generated("sines"), nil); err != nil {
 					return err
 				}
-				mse, p, err := interpolationMSE(m, obs, hid)
+				mse, p, err := o.interpolate(r, tag, m, obs, hid)
 				if err != nil {
 					return err
 				}
@@ -547,10 +550,11 @@ func runOscillator(ctx context.Context, o *Options, r *Result) error {
 			tc.Epochs, tc.WarmupFrac = pick(o, 6, 25, 100), 0.05
 			tc.EvalEvery = tc.Epochs
 			// Trained on the test task: all but 10-40 observations hidden.
-			if _, err := fit(ctx, o, fmt.Sprintf("oscillator-%s-seed%d", mode, seed), m, tc, tr, nil, generated("oscillator"), observeMask(10, 40)); err != nil {
+			tag := fmt.Sprintf("oscillator-%s-seed%d", mode, seed)
+			if _, err := fit(ctx, o, tag, m, tc, tr, nil, generated("oscillator"), observeMask(10, 40)); err != nil {
 				return err
 			}
-			mse, _, err := interpolationMSE(m, obs, truth)
+			mse, _, err := o.interpolate(r, tag, m, obs, truth)
 			if err != nil {
 				return err
 			}

@@ -30,6 +30,7 @@ type runConfig struct {
 type modelSection struct {
 	Size          string         `yaml:"size" help:"encoder size: tiny-shallow, tiny, small, base, large, or d_model,heads,depth,ffn"`
 	DecoderSize   string         `yaml:"decoder_size" help:"decoder size (pre-training), same forms as size"`
+	QueryAttn     string         `yaml:"query_attention" help:"pre-training decoder: independent (a query attends to the observed tokens and itself, so an interpolated value does not depend on the other queries) or all (the paper's decoder: queries attend to each other)"`
 	PosEncoding   string         `yaml:"pos_encoding" help:"rope (continuous axial p-RoPE), rope-int (integer positions, cached tables), siren (SIREN-RoPE: angles learned from time features and metadata) or absolute (sin/cos added to the input)"`
 	P             float64        `yaml:"p_rope" help:"fraction of rotary pairs that rotate (p-RoPE); the lowest frequencies stay unrotated"`
 	RoPEBase      float64        `yaml:"rope_base" help:"RoPE base"`
@@ -56,7 +57,7 @@ type dataSection struct {
 func defaultRunConfig() runConfig {
 	d := model.DefaultConfig()
 	return runConfig{
-		Model: modelSection{Size: "tiny", DecoderSize: "tiny-shallow", PosEncoding: d.PosEncoding, P: d.P, RoPEBase: d.RoPEBase,
+		Model: modelSection{Size: "tiny", DecoderSize: "tiny-shallow", QueryAttn: d.QueryAttention, PosEncoding: d.PosEncoding, P: d.P, RoPEBase: d.RoPEBase,
 			UseCLS: true, Task: "auto", Pool: "auto", NormEps: d.NormEps,
 			Siren: rope.SirenSpec{TimeAxis: -1, TimeScale: 1, CatDim: 4, Hidden: 32, Omega0: 10}},
 		Train: train.DefaultConfig(),
@@ -78,6 +79,7 @@ func (s *modelSection) modelConfig(task string, values, posDims, outputs int) (m
 	}
 	c.Encoder, c.Decoder, c.Values, c.PosDims, c.Task, c.Outputs = enc, dec, values, posDims, task, outputs
 	c.PosEncoding, c.P, c.RoPEBase, c.UseCLS, c.NormEps, c.NormTargets = s.PosEncoding, s.P, s.RoPEBase, s.UseCLS, s.NormEps, s.NormTargets
+	c.QueryAttention = s.QueryAttn
 	c.AttnDropout, c.HiddenDropout, c.HeadDropout, c.DropPath = s.AttnDropout, s.HiddenDropout, s.HeadDropout, s.DropPath
 	if c.PosEncoding == model.PosSiren {
 		c.Siren = s.Siren
