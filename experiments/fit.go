@@ -126,12 +126,6 @@ func (o *Options) interpolate(r *Result, tag string, m *model.Model[float32], ob
 // interpBatch is the batch size of the interpolation evaluations.
 const interpBatch = 64
 
-// interpolationMSE is interpolate for numbers no table reports on their
-// own (extra observation counts, checks).
-func interpolationMSE(m *model.Model[float32], observed, hidden *data.Dataset) (float64, [][]float32, error) {
-	return eval.InterpolationMSE(m, observed, hidden, nil, interpBatch)
-}
-
 // observeMask hides all but k ∈ [lo, hi] valid tokens of every sample
 // (uniformly chosen), the training task of the interpolation benchmarks.
 func observeMask(lo, hi int) func([]bool, *data.Batch, *rand.Rand) []bool {

@@ -29,7 +29,7 @@ for ds in "${datasets[@]}"; do
   accs=()
   for seed in $(seq 1 "$seeds"); do
     out="$runs/$ds/seed$seed"
-    rm -rf "$out"
+    rm -rf "$out"; mkdir -p "$(dirname "$out")"
     GOMAXPROCS=${PROCS:-2} bin/romae finetune --data.train "$uea/${ds}_TRAIN.ts" --train.seed "$seed" \
       --train.out "$out" --train.progress none >"$out.log" 2>&1 || { echo "finetune failed, see $out.log" >&2; exit 1; }
     accs+=("$(bin/romae evaluate --model "$out" --data "$uea/${ds}_TEST.ts" | field accuracy)")
