@@ -32,7 +32,9 @@ func taskBaselines(u *using, l *loaded, trainPath string) (map[string]float64, e
 	if err != nil {
 		return nil, err
 	}
-	te, err := raw.Read(u.data)
+	rawTest := raw
+	rawTest.Source = u.source(raw.Source)
+	te, err := rawTest.Read(u.data)
 	if err != nil {
 		return nil, err
 	}

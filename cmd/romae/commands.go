@@ -243,7 +243,7 @@ type loaded struct {
 // checkpoint, the data file, and how to read the file when the checkpoint
 // does not say.
 type using struct {
-	model, data, format, dataSpec string
+	model, data, format, dataSpec, labelsFile string
 	raw                           bool
 	batchSize                     int
 }
@@ -254,6 +254,7 @@ func usingFlags(name, synopsis string) (*flag.FlagSet, *using) {
 	fs.StringVar(&u.model, "model", "", "checkpoint: romae run directory or .safetensors file, or an authors' checkpoint directory")
 	fs.StringVar(&u.data, "data", "", "data file (.ts, .csv, .npy, .npz, .safetensors dataset), read as the model's training data was")
 	fs.StringVar(&u.format, "format", "", "override the data format (ts, csv, npy, npz, dataset)")
+	fs.StringVar(&u.labelsFile, "labels-file", "", "CSV data: the id,label file of --data (the checkpoint names its training data's)")
 	fs.StringVar(&u.dataSpec, "data-spec", "", "JSON file with the data spec (source, stats, classes) for a checkpoint that lacks one; `romae inspect --data-spec CHECKPOINT` prints one")
 	fs.BoolVar(&u.raw, "raw", false, "for a checkpoint without a data spec: read the file with default options, no scaling, class names in the file's order (what romae did before checkpoints carried their spec)")
 	fs.IntVar(&u.batchSize, "batch-size", 32, "samples per forward pass")
@@ -295,6 +296,18 @@ func (u *using) checkpointSpec(ck *model.Checkpoint) (*data.Spec, error) {
 		"give --data-spec FILE (JSON, as `romae inspect --data-spec` prints) or --raw to read the data unscaled with default options", u.model, data.MetaSpec)
 }
 
+// source is how --data is read: the checkpoint's source with the
+// --format and --labels-file overrides.
+func (u *using) source(s data.Source) data.Source {
+	if u.format != "" {
+		s.Format = u.format
+	}
+	if u.labelsFile != "" {
+		s.LabelsFile = u.labelsFile
+	}
+	return s
+}
+
 // load reads the checkpoint and the data file with the checkpoint's data
 // spec (format overridable). With labels false the file's labels and
 // targets are not needed (predict, embed, interpolate): they are ignored.
@@ -327,7 +340,7 @@ func (u *using) load(labels bool) (*loaded, error) {
 				spec.Classes = append(spec.Classes, strconv.Itoa(k))
 			}
 		case u.raw: // names from the file, in its order
-			ds, err := spec.Source.Load(u.data)
+			ds, err := u.source(spec.Source).Load(u.data)
 			if err != nil {
 				return nil, err
 			}
@@ -341,9 +354,7 @@ func (u *using) load(labels bool) (*loaded, error) {
 	if classes == 0 {
 		read.Classes = nil // labels mean nothing to this model
 	}
-	if u.format != "" {
-		read.Source.Format = u.format
-	}
+	read.Source = u.source(read.Source)
 	if !labels {
 		read.Source = read.Source.Unlabelled()
 		read.Classes, read.TargetStats = nil, nil

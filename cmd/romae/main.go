@@ -19,7 +19,7 @@ type command struct {
 
 var commands = map[string]command{
 	"pretrain":        {"pre-train a masked autoencoder on unlabelled data", cmdPretrain},
-	"finetune":        {"fine-tune a classifier/regressor from a pre-trained checkpoint", cmdFinetune},
+	"finetune":        {"train a classifier/regressor, from a pre-trained checkpoint (--from) or from scratch", cmdFinetune},
 	"evaluate":        {"metrics of a checkpoint on a data file (JSON)", cmdEvaluate},
 	"predict":         {"predictions (labels and probabilities, or targets) as CSV or JSON", cmdPredict},
 	"interpolate":     {"values at requested times/positions for each series (CSV)", cmdInterpolate},

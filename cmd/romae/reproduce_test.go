@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -108,5 +109,65 @@ func TestCheckpointWithoutSpecRefused(t *testing.T) {
 	}
 	if out, err := capture(t, cmdInspect, ft); err != nil || !strings.Contains(out, `"data": {`) || !strings.Contains(out, `"stats"`) {
 		t.Errorf("inspect shows no data settings: %q, %v", out, err)
+	}
+}
+
+// writeOscillatorCSV writes n generated oscillators as a long CSV
+// (id,time,channel,value) with a separate id,label file.
+func writeOscillatorCSV(t *testing.T, dir, name string, n int, seed uint64) (csvPath, labelsPath string) {
+	t.Helper()
+	ds := datasets.Oscillator(n, seed)
+	var b, l strings.Builder
+	b.WriteString("id,time,channel,value\n")
+	l.WriteString("id,label\n")
+	for i, s := range ds.Samples {
+		id := name + strconv.Itoa(i)
+		l.WriteString(id + "," + ds.Classes[s.Label] + "\n")
+		for j, tm := range s.Positions {
+			for c := range 3 {
+				b.WriteString(id + "," + strconv.FormatFloat(float64(tm), 'g', -1, 32) + ",ch" + strconv.Itoa(c) + "," +
+					strconv.FormatFloat(float64(s.Values[j*3+c]), 'g', -1, 32) + "\n")
+			}
+		}
+	}
+	csvPath, labelsPath = filepath.Join(dir, name+".csv"), filepath.Join(dir, name+"_labels.csv")
+	if err := os.WriteFile(csvPath, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(labelsPath, []byte(l.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return csvPath, labelsPath
+}
+
+// Irregular long-CSV data with labels in a separate file, trained from
+// scratch with the default recipe (shortened): evaluate reads the test file
+// with its own labels file, and the baselines run on the same series.
+func TestFinetuneFromScratchOnCSV(t *testing.T) {
+	dir := t.TempDir()
+	trainCSV, trainLabels := writeOscillatorCSV(t, dir, "train", 24, 1)
+	testCSV, testLabels := writeOscillatorCSV(t, dir, "test", 12, 2)
+	run := filepath.Join(dir, "run")
+	if _, err := capture(t, cmdFinetune, "--data.train", trainCSV, "--data.labels_file", trainLabels, "--model.size", "24,2,1,48",
+		"--train.epochs", "2", "--train.progress", "none", "--train.out", run); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := capture(t, cmdEvaluate, "--model", run, "--data", testCSV); err == nil {
+		t.Error("evaluate with the training labels file for the test ids: want an error")
+	}
+	out, err := capture(t, cmdEvaluate, "--model", run, "--data", testCSV, "--labels-file", testLabels, "--baselines")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var met struct {
+		N         int
+		Baselines map[string]float64
+	}
+	if err := json.Unmarshal([]byte(out), &met); err != nil || met.N != 12 || len(met.Baselines) != 3 {
+		t.Errorf("evaluate printed %q (%v), want 12 samples and 3 baselines", out, err)
+	}
+	// Scoring new data needs no labels.
+	if _, err := capture(t, cmdPredict, "--model", run, "--data", testCSV, "--out", filepath.Join(dir, "p.csv")); err != nil {
+		t.Errorf("predict without labels: %v", err)
 	}
 }
