@@ -244,8 +244,8 @@ type loaded struct {
 // does not say.
 type using struct {
 	model, data, format, dataSpec, labelsFile string
-	raw                           bool
-	batchSize                     int
+	raw                                       bool
+	batchSize                                 int
 }
 
 func usingFlags(name, synopsis string) (*flag.FlagSet, *using) {

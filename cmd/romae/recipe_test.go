@@ -101,4 +101,3 @@ func TestRecipeRespectsConfigFile(t *testing.T) {
 		t.Errorf("epochs %d size %s batch %d, want 3, tiny (from the file) and 8 (chosen)", cfg.Train.Epochs, cfg.Model.Size, cfg.Train.BatchSize)
 	}
 }
-
