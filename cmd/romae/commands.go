@@ -23,13 +23,33 @@ import (
 	"romae/train"
 )
 
+// lastFlagSet is the flag set of the running command, for main to print
+// its usage on --help (the CLI runs one command per process).
+var lastFlagSet *flag.FlagSet
+
+// newFlagSet makes a command's flag set. Parsing prints nothing: on
+// --help main prints the usage to standard output and exits 0; a bad
+// flag is one error line with a hint to --help.
 func newFlagSet(name, synopsis string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: romae %s\n\nflags (defaults in parentheses):\n", synopsis)
-		fs.PrintDefaults()
-	}
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() { badFlags = true } // the flag package calls it on -h and on every parse error
+	lastFlagSet = fs
+	flagSynopsis[fs] = synopsis
 	return fs
+}
+
+var flagSynopsis = map[*flag.FlagSet]string{}
+
+// badFlags is set when the running command's flags failed to parse.
+var badFlags bool
+
+// printUsage writes fs's synopsis and flags to w.
+func printUsage(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "usage: romae %s\n\nflags (defaults in parentheses):\n", flagSynopsis[fs])
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
 }
 
 func printJSON(v any) error {

@@ -21,10 +21,9 @@ func cmdExperiment(ctx context.Context, args []string) error {
 	dataPath := fs.String("data", "", "input file for experiments that read one (uea: NAME_TRAIN.ts)")
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		if err := fs.Parse(args); err != nil {
-			return err // -h: usage printed
+			return err // -h: main prints the usage
 		}
-		fs.Usage()
-		return fmt.Errorf("missing experiment name")
+		return fmt.Errorf("missing experiment name (romae experiment list names them)")
 	}
 	name := args[0]
 	if err := fs.Parse(args[1:]); err != nil {

@@ -5,7 +5,10 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"sort"
@@ -18,6 +21,7 @@ type command struct {
 }
 
 var commands = map[string]command{
+	"version":         {"version, commit, Go version and matrix-multiply back ends", cmdVersion},
 	"pretrain":        {"pre-train a masked autoencoder on unlabelled data", cmdPretrain},
 	"finetune":        {"train a classifier/regressor, from a pre-trained checkpoint (--from) or from scratch", cmdFinetune},
 	"evaluate":        {"metrics of a checkpoint on a data file (JSON)", cmdEvaluate},
@@ -29,37 +33,48 @@ var commands = map[string]command{
 	"verify-official": {"compare with the authors' PyTorch outputs on a parity fixture", cmdVerifyOfficial},
 }
 
-func usage() {
-	fmt.Fprintf(os.Stderr, "usage: romae <command> [flags]   (romae <command> --help for its flags)\n\ncommands:\n")
+func usage(w io.Writer) {
+	fmt.Fprintf(w, "usage: romae <command> [flags]   (romae <command> --help for its flags)\n\ncommands:\n")
 	names := make([]string, 0, len(commands))
 	for n := range commands {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(os.Stderr, "  %-16s %s\n", n, commands[n].summary)
+		fmt.Fprintf(w, "  %-16s %s\n", n, commands[n].summary)
 	}
 }
 
 func main() {
-	if len(os.Args) < 2 || os.Args[1] == "-h" || os.Args[1] == "--help" || os.Args[1] == "help" {
-		usage()
-		if len(os.Args) < 2 {
-			os.Exit(2)
-		}
+	if len(os.Args) < 2 {
+		usage(os.Stderr)
+		os.Exit(2)
+	}
+	switch os.Args[1] {
+	case "-h", "--help", "help":
+		usage(os.Stdout)
 		return
+	case "--version", "-version":
+		os.Args[1] = "version"
 	}
 	cmd, ok := commands[os.Args[1]]
 	if !ok {
-		fmt.Fprintf(os.Stderr, "romae: unknown command %q\n", os.Args[1])
-		usage()
+		fmt.Fprintf(os.Stderr, "romae: unknown command %q (romae --help lists them)\n", os.Args[1])
 		os.Exit(2)
 	}
 	// Ctrl-C stops training cleanly: the trainer writes last.safetensors
 	// before returning, so the run can be resumed.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := cmd.run(ctx, os.Args[2:]); err != nil {
+	err := cmd.run(ctx, os.Args[2:])
+	switch {
+	case err == nil:
+	case errors.Is(err, flag.ErrHelp) && lastFlagSet != nil:
+		printUsage(os.Stdout, lastFlagSet)
+	case badFlags:
+		fmt.Fprintf(os.Stderr, "romae %s: %v (romae %s --help lists the flags)\n", os.Args[1], err, os.Args[1])
+		os.Exit(2)
+	default:
 		fmt.Fprintf(os.Stderr, "romae %s: %v\n", os.Args[1], err)
 		os.Exit(1)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -233,6 +234,43 @@ func TestUsingCommandsRefuseBadInput(t *testing.T) {
 	for _, tc := range cases {
 		if _, err := capture(t, tc.run, tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want an error containing %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// --help prints the usage to standard output and exits 0; a bad flag is one
+// line on standard error naming the flag, with a hint, and exit 2; version
+// names the back ends.
+func TestHelpVersionAndBadFlags(t *testing.T) {
+	run := func(args ...string) (stdout, stderr string, code int) {
+		cmd := exec.Command(os.Args[0], args...)
+		cmd.Env = append(os.Environ(), "ROMAE_HOSTILE_AS_MAIN=1")
+		var o, e strings.Builder
+		cmd.Stdout, cmd.Stderr = &o, &e
+		err := cmd.Run()
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return o.String(), e.String(), code
+	}
+	for _, c := range []string{"pretrain", "finetune", "evaluate", "predict", "interpolate", "embed", "inspect", "experiment", "bench"} {
+		out, errOut, code := run(c, "--help")
+		if code != 0 || !strings.HasPrefix(out, "usage: romae "+c) || errOut != "" {
+			t.Errorf("%s --help: exit %d, stdout %.60q, stderr %q", c, code, out, errOut)
+		}
+	}
+	out, errOut, code := run("pretrain", "--train.lr", "fast")
+	if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "-train.lr") || !strings.Contains(errOut, "--help") {
+		t.Errorf("bad flag: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if out, _, code := run("--help"); code != 0 || !strings.Contains(out, "finetune") {
+		t.Errorf("romae --help: exit %d, %q", code, out)
+	}
+	for _, v := range []string{"version", "--version"} {
+		if out, _, code := run(v); code != 0 || !strings.Contains(out, "gemm back ends:") || !strings.Contains(out, "chosen:") {
+			t.Errorf("%s: exit %d, %q", v, code, out)
 		}
 	}
 }

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"runtime/debug"
+	"strings"
+
+	"romae/tensor"
+)
+
+// cmdVersion prints what a bug report needs: the module version, the
+// commit it was built from, the Go toolchain, and the matrix-multiply back
+// ends this binary has with the one chosen for this CPU (ROMAE_GEMM
+// overrides the choice).
+func cmdVersion(_ context.Context, args []string) error {
+	fs := newFlagSet("version", "version")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	version, commit, modified := "(devel)", "unknown", ""
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if bi.Main.Version != "" {
+			version = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				commit = s.Value
+			case "vcs.modified":
+				if s.Value == "true" {
+					modified = " (modified)"
+				}
+			}
+		}
+	}
+	var names []string
+	for _, b := range tensor.Backends() {
+		names = append(names, b.Name())
+	}
+	fmt.Printf("romae %s\ncommit %s%s\n%s %s/%s\ngemm back ends: %s; chosen: %s\n", version, commit, modified,
+		runtime.Version(), runtime.GOOS, runtime.GOARCH, strings.Join(names, ", "), tensor.BackendName())
+	return nil
+}
