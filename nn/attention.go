@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -57,6 +58,14 @@ func TokenMajor[T tensor.Float](data []T, ld, L, hd int) Heads[T] {
 	return Heads[T]{data, L * ld, hd, ld}
 }
 
+// checkViews checks each view (named in order by the comma-separated
+// names) with check.
+func checkViews[T tensor.Float](B, H, L, hd int, names string, views ...Heads[T]) {
+	for i, name := range strings.Split(names, ", ") {
+		views[i].check(name, B, H, L, hd)
+	}
+}
+
 // at is the [L,hd] matrix (row stride LD) of sample b, head h.
 func (v Heads[T]) at(b, h int) []T { return v.Data[b*v.SB+h*v.SH:] }
 
@@ -90,12 +99,7 @@ func (v Heads[T]) check(what string, B, H, L, hd int) {
 // L2 (160 KB at L = 201), instead of three passes over a [B,H,L,L]
 // tensor (15 MB for RoMAE-tiny fine-tuning) that does not fit in cache.
 func AttentionForward[T tensor.Float](out, q, k, v Heads[T], prob, probDrop []T, keyPad []bool, dropMask []T, B, H, L, hd int) {
-	for _, c := range []struct {
-		name string
-		v    Heads[T]
-	}{{"out", out}, {"q", q}, {"k", k}, {"v", v}} {
-		c.v.check(c.name, B, H, L, hd)
-	}
+	checkViews(B, H, L, hd, "out, q, k, v", out, q, k, v)
 	LL := L * L
 	if prob != nil && len(prob) < B*H*LL || dropMask != nil && (len(dropMask) < B*H*LL || len(probDrop) < B*H*LL) {
 		panic(fmt.Sprintf("nn: AttentionForward: prob/dropMask/probDrop shorter than B·H·L·L = %d", B*H*LL))
@@ -256,12 +260,7 @@ func softmaxRow[T tensor.Float](s []T, scale T, pad []bool) {
 // and produced. Fused per (sample, head) like the forward pass: dP and dS
 // live in a per-core L×L scratch matrix that stays in L2.
 func AttentionBackward[T tensor.Float](dq, dk, dv, dOut, q, k, v Heads[T], prob, probDrop, dropMask []T, B, H, L, hd int) {
-	for _, c := range []struct {
-		name string
-		v    Heads[T]
-	}{{"dq", dq}, {"dk", dk}, {"dv", dv}, {"dOut", dOut}, {"q", q}, {"k", k}, {"v", v}} {
-		c.v.check(c.name, B, H, L, hd)
-	}
+	checkViews(B, H, L, hd, "dq, dk, dv, dOut, q, k, v", dq, dk, dv, dOut, q, k, v)
 	LL := L * L
 	if len(prob) < B*H*LL || dropMask != nil && (len(dropMask) < B*H*LL || len(probDrop) < B*H*LL) {
 		panic(fmt.Sprintf("nn: AttentionBackward: prob/dropMask/probDrop shorter than B·H·L·L = %d", B*H*LL))
@@ -359,12 +358,7 @@ func softmaxBackward[T tensor.Float](dScores, prob, dropMask []T, scale T, rows,
 // row's weight on its own key (0 for rows < prefix). The cost is
 // O(L·prefix·hd) instead of O(L²·hd).
 func PrefixAttentionForward[T tensor.Float](out, q, k, v Heads[T], prob, probDrop []T, keyPad []bool, dropMask []T, B, H, L, prefix, hd int) {
-	for _, c := range []struct {
-		name string
-		v    Heads[T]
-	}{{"out", out}, {"q", q}, {"k", k}, {"v", v}} {
-		c.v.check(c.name, B, H, L, hd)
-	}
+	checkViews(B, H, L, hd, "out, q, k, v", out, q, k, v)
 	if prefix < 0 || prefix > L {
 		panic(fmt.Sprintf("nn: PrefixAttentionForward: prefix %d outside [0, L = %d]", prefix, L))
 	}
@@ -418,12 +412,7 @@ func PrefixAttentionForward[T tensor.Float](out, q, k, v Heads[T], prob, probDro
 // dOut it overwrites dq, dk, dv. prob, probDrop and dropMask are what the
 // forward pass used and produced ([B,H,L,prefix+1]).
 func PrefixAttentionBackward[T tensor.Float](dq, dk, dv, dOut, q, k, v Heads[T], prob, probDrop, dropMask []T, B, H, L, prefix, hd int) {
-	for _, c := range []struct {
-		name string
-		v    Heads[T]
-	}{{"dq", dq}, {"dk", dk}, {"dv", dv}, {"dOut", dOut}, {"q", q}, {"k", k}, {"v", v}} {
-		c.v.check(c.name, B, H, L, hd)
-	}
+	checkViews(B, H, L, hd, "dq, dk, dv, dOut, q, k, v", dq, dk, dv, dOut, q, k, v)
 	if prefix < 0 || prefix > L {
 		panic(fmt.Sprintf("nn: PrefixAttentionBackward: prefix %d outside [0, L = %d]", prefix, L))
 	}
