@@ -35,7 +35,7 @@ type Config struct {
 	ClassWeights    string  `json:"class_weights" yaml:"class_weights" help:"classification: empty, 'balanced', or comma-separated weights per class"`
 	Seed            uint64  `json:"seed" yaml:"seed" help:"seed for initialisation, shuffling, masking and dropout"`
 	EvalEvery       int     `json:"eval_every" yaml:"eval_every" help:"evaluate on the validation set every N epochs"`
-	Select          string  `json:"select,omitempty" yaml:"select" help:"classification: the best epoch (best.safetensors) is the one with the lowest validation loss (loss; steadier on small validation sets) or the highest accuracy, ties to the lower loss (accuracy)"`
+	Select          string  `json:"select,omitempty" yaml:"select" help:"which epoch best.safetensors keeps: the lowest validation loss (loss), the highest validation accuracy, ties to the lower loss (accuracy, classification), or the last evaluated epoch (last; validation metrics still logged)"`
 	CheckpointEvery int     `json:"checkpoint_every" yaml:"checkpoint_every" help:"also write last.safetensors every N steps (0: at epoch ends only)"`
 	Resume          bool    `json:"resume" yaml:"resume" help:"continue from out/last.safetensors if it exists"`
 	Out             string  `json:"out" yaml:"out" help:"run directory: checkpoints, metrics.jsonl, plots"`
@@ -94,8 +94,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("train.augment_jitter = %v, train.augment_scale = %v: want finite σ in [0, 10]", c.AugmentJitter, c.AugmentScale)
 	case !(c.LabelSmoothing >= 0 && c.LabelSmoothing < 1):
 		return fmt.Errorf("train.label_smoothing = %v: want 0 ≤ ε < 1", c.LabelSmoothing)
-	case c.Select != "" && c.Select != "loss" && c.Select != "accuracy":
-		return fmt.Errorf("train.select %q: want loss or accuracy", c.Select)
+	case c.Select != "" && c.Select != "loss" && c.Select != "accuracy" && c.Select != "last":
+		return fmt.Errorf("train.select %q: want loss, accuracy or last", c.Select)
 	case c.Progress != "auto" && c.Progress != "bar" && c.Progress != "lines" && c.Progress != "none":
 		return fmt.Errorf("train.progress %q: want auto, bar, lines or none", c.Progress)
 	case c.Out == "":

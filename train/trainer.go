@@ -241,7 +241,7 @@ func (t *Trainer) Run(ctx context.Context) (*Result, error) {
 			rec["val"] = met
 			prog.done()
 			fmt.Fprintf(logw, "epoch %d/%d  train loss %.4g  %s\n", epoch+1, cfg.Epochs, res.TrainLoss, summary(&met))
-			if score := scoreOf(m.Cfg.Task, cfg.Select, &met); score < st.BestScore {
+			if score := scoreOf(m.Cfg.Task, cfg.Select, epoch, &met); score < st.BestScore {
 				st.BestScore, st.BestEpoch, st.Best = score, epoch+1, &met
 				if err := t.save(BestFile, nil, st); err != nil {
 					return nil, err
@@ -280,11 +280,15 @@ func (t *Trainer) finish(res *Result, st state, start time.Time, opt optim.Optim
 
 // scoreOf orders validation results, lower is better: classifiers by
 // accuracy (then loss), everything else by loss.
-// scoreOf is what best-epoch selection minimises: the validation loss, or
+// scoreOf is what best-epoch selection minimises: the validation loss;
 // for classification with select "accuracy" the error rate, ties to the
-// lower loss.
-func scoreOf(task, sel string, met *eval.Metrics) float64 {
-	if task == model.TaskClassify && sel == "accuracy" {
+// lower loss; with select "last" the epoch itself, counted down, so the
+// last evaluated epoch is kept (validation metrics are still logged).
+func scoreOf(task, sel string, epoch int, met *eval.Metrics) float64 {
+	switch {
+	case sel == "last":
+		return -float64(epoch)
+	case task == model.TaskClassify && sel == "accuracy":
 		return -met.Accuracy + 1e-9*math.Min(met.Loss, 1e6)
 	}
 	return met.Loss

@@ -70,7 +70,7 @@ func cmdPretrain(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	r.applyTrainRecipe(&cfg, len(tr.Samples), model.TaskPretrain, true)
+	r.applyTrainRecipe(&cfg, len(tr.Samples), lenSamples(val), model.TaskPretrain, true)
 	mc, err := cfg.Model.modelConfig(model.TaskPretrain, tr.C, tr.D, 0)
 	if err != nil {
 		return err
@@ -135,7 +135,7 @@ func cmdFinetune(ctx context.Context, args []string) error {
 	} else {
 		outputs = tr.TargetDim
 	}
-	r.applyTrainRecipe(&cfg, len(tr.Samples), task, pm == nil)
+	r.applyTrainRecipe(&cfg, len(tr.Samples), lenSamples(val), task, pm == nil)
 	var mc model.Config
 	if pm == nil {
 		if mc, err = cfg.Model.modelConfig(task, tr.C, tr.D, outputs); err != nil {

@@ -20,9 +20,9 @@ func TestRecipeFromData(t *testing.T) {
 		want        map[string]any
 	}{
 		{"tiny set from scratch", 40, model.TaskClassify, true, nil,
-			map[string]any{"batch": 8, "epochs": 300, "size": "tiny-shallow", "pool": model.PoolMean, "lr": 1e-3, "drop": 0.1}},
+			map[string]any{"batch": 8, "epochs": 300, "size": "tiny-shallow", "pool": model.PoolMean, "lr": 1e-3, "drop": 0.1, "select": "last"}},
 		{"270 series", 270, model.TaskClassify, true, nil,
-			map[string]any{"batch": 32, "epochs": 167, "lr": 1e-3}},
+			map[string]any{"batch": 32, "epochs": 167, "lr": 1e-3, "select": "loss"}},
 		{"fine-tuning a pre-trained encoder", 270, model.TaskClassify, false, nil,
 			map[string]any{"batch": 32, "lr": 5e-4, "size": "tiny", "pool": "auto"}},
 		{"flags win", 40, model.TaskClassify, true, []string{"--train.epochs", "7", "--train.lr", "0.01", "--train.augment_drop", "0"},
@@ -40,9 +40,9 @@ func TestRecipeFromData(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r.applyTrainRecipe(&cfg, tc.n, tc.task, tc.fromScratch)
+			r.applyTrainRecipe(&cfg, tc.n, tc.n/4, tc.task, tc.fromScratch)
 			got := map[string]any{"batch": cfg.Train.BatchSize, "epochs": cfg.Train.Epochs, "size": cfg.Model.Size,
-				"pool": cfg.Model.Pool, "lr": cfg.Train.LR, "drop": cfg.Train.AugmentDrop}
+				"pool": cfg.Model.Pool, "lr": cfg.Train.LR, "drop": cfg.Train.AugmentDrop, "select": cfg.Train.Select}
 			for k, v := range tc.want {
 				if got[k] != v {
 					t.Errorf("%s = %v, want %v", k, got[k], v)
@@ -96,7 +96,7 @@ func TestRecipeRespectsConfigFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.applyTrainRecipe(&cfg, 40, model.TaskClassify, true)
+	r.applyTrainRecipe(&cfg, 40, 10, model.TaskClassify, true)
 	if cfg.Train.Epochs != 3 || cfg.Model.Size != "tiny" || cfg.Train.BatchSize != 8 {
 		t.Errorf("epochs %d size %s batch %d, want 3, tiny (from the file) and 8 (chosen)", cfg.Train.Epochs, cfg.Model.Size, cfg.Train.BatchSize)
 	}
