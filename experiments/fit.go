@@ -73,6 +73,7 @@ func pretrainFinetune(ctx context.Context, o *Options, r *Result, tag string, c 
 		// Model selection on a split of the training data, never on te.
 		parts := data.Split(tr, []float64{1 - o.valFraction, o.valFraction}, rand.New(rand.NewPCG(ft.Seed, 0x5911)))
 		ftr, val = parts[0], parts[1]
+		ft.Select = train.SelectFor(len(val.Samples))
 	}
 	if _, err := fit(ctx, o, tag+"-finetune", fm, ft, ftr, val, spec, nil); err != nil {
 		return eval.Metrics{}, err

@@ -77,8 +77,8 @@ func runUEA(ctx context.Context, o *Options, r *Result) error {
 		ft := train.DefaultConfig()
 		ft.Optimizer, ft.LR, ft.BatchSize, ft.Seed, ft.WeightDecay = "sgd", 0.01, 8, uint64(seed), 1e-4
 		ft.Epochs, ft.WarmupFrac, ft.LabelSmoothing = pick(o, 15, 40, 100), 0.1, 0.1
-		// What the CLI's default recipe does for small sets: the epoch
-		// with the lowest loss on 20% of the training series, and
+		// What the CLI's default recipe does: 20% of the training series
+		// held out, the epoch train.SelectFor picks on them, and
 		// augmentation (token dropping, jitter, amplitude scaling).
 		o.valFraction = 0.2
 		ft.AugmentDrop, ft.AugmentJitter, ft.AugmentScale = 0.1, 0.05, 0.1
@@ -95,7 +95,7 @@ func runUEA(ctx context.Context, o *Options, r *Result) error {
 	}
 	r.addRow(Row{Experiment: "uea", Setting: fmt.Sprintf("%s, 30%% dropped, pre-train + fine-tune", name), Metric: "accuracy",
 		Paper: paper, Values: accs, Baseline: baselines["majority"], BaselineIs: "majority class", Baselines: baselines})
-	r.Notes = append(r.Notes, "Fine-tuning keeps the epoch with the lowest loss on 20% of the training series (stratified); the test set is never used for selection. Baselines: the same dropped series, unscaled; majority class, 1-NN Euclidean (resampled to a common grid where the drops differ) and 1-NN DTW (full window), averaged over the seeds' drops.")
+	r.Notes = append(r.Notes, "Fine-tuning holds out 20% of the training series (stratified) and keeps the epoch with the lowest loss on them, or the last epoch when they are fewer than 50; the test set is never used for selection. Baselines: the same dropped series, unscaled; majority class, 1-NN Euclidean (resampled to a common grid where the drops differ) and 1-NN DTW (full window), averaged over the seeds' drops.")
 	return nil
 }
 

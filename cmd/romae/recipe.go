@@ -12,6 +12,7 @@ import (
 
 	"romae/data"
 	"romae/model"
+	"romae/train"
 )
 
 // The default recipe. Settings the user did not give — by flag or in the
@@ -39,22 +40,17 @@ import (
 //     random, adds noise of σ 0.05 and scales each series by 1 + 0.1·N(0,1)
 //     (GunPoint from scratch: 0.927 without, 0.98 with, one seed);
 //   - data.val_fraction 0.2: a stratified validation split of the
-//     training data (never the test set). With at least minSelectVal
-//     validation series the epoch with the lowest validation loss is
-//     kept; with fewer, the last epoch of the cosine schedule: on the six
-//     shared UEA/UCR sets (8–54 validation series, 3 seeds each, 18 runs)
-//     the epoch picked by validation loss scored 0.032 lower test accuracy
-//     on average than the last one (the last was better in 12 runs, worse
-//     in 3; picked by accuracy it was worse still on ArrowHead: 0.537
-//     against 0.64), because a handful of validation series picks noise
-//     and favours early, under-trained epochs.
+//     training data (never the test set); train.select per
+//     train.SelectFor: the epoch with the lowest validation loss with at
+//     least 50 validation series, else the last epoch of the cosine
+//     schedule (selection on a handful of series picks noise; measured in
+//     SelectFor's comment).
 const (
 	maxTokens    = 48
 	targetTokens = 24
 	minSteps     = 1500
 	minEpochs    = 20
 	maxEpochs    = 500
-	minSelectVal = 50 // validation series below which the last epoch is kept
 )
 
 // explicitSettings is the set of dotted setting names ("train.lr") the user
@@ -189,11 +185,7 @@ func (r *recipe) applyTrainRecipe(cfg *runConfig, n, nVal int, task string, from
 	choose(r, "train.lr", &cfg.Train.LR, lr)
 	choose(r, "train.warmup_frac", &cfg.Train.WarmupFrac, 0.1)
 	if nVal > 0 {
-		sel := "loss"
-		if nVal < minSelectVal {
-			sel = "last"
-		}
-		choose(r, "train.select", &cfg.Train.Select, sel)
+		choose(r, "train.select", &cfg.Train.Select, train.SelectFor(nVal))
 	}
 	if task == model.TaskClassify {
 		choose(r, "train.label_smoothing", &cfg.Train.LabelSmoothing, 0.1)
