@@ -23,9 +23,14 @@ import (
 	"romae/train"
 )
 
-// lastFlagSet is the flag set of the running command, for main to print
-// its usage on --help (the CLI runs one command per process).
-var lastFlagSet *flag.FlagSet
+// running is the flag set of the running command (the CLI runs one
+// command per process), for main to print its usage on --help and to tell
+// a flag error from a failure.
+var running struct {
+	fs       *flag.FlagSet
+	synopsis string
+	badFlags bool // parsing failed, or --help was asked for
+}
 
 // newFlagSet makes a command's flag set. Parsing prints nothing: on
 // --help main prints the usage to standard output and exits 0; a bad
@@ -33,23 +38,17 @@ var lastFlagSet *flag.FlagSet
 func newFlagSet(name, synopsis string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.Usage = func() { badFlags = true } // the flag package calls it on -h and on every parse error
-	lastFlagSet = fs
-	flagSynopsis[fs] = synopsis
+	fs.Usage = func() { running.badFlags = true } // the flag package calls it on -h and on every parse error
+	running.fs, running.synopsis = fs, synopsis
 	return fs
 }
 
-var flagSynopsis = map[*flag.FlagSet]string{}
-
-// badFlags is set when the running command's flags failed to parse.
-var badFlags bool
-
-// printUsage writes fs's synopsis and flags to w.
-func printUsage(w io.Writer, fs *flag.FlagSet) {
-	fmt.Fprintf(w, "usage: romae %s\n\nflags (defaults in parentheses):\n", flagSynopsis[fs])
-	fs.SetOutput(w)
-	fs.PrintDefaults()
-	fs.SetOutput(io.Discard)
+// printUsage writes the running command's synopsis and flags to w.
+func printUsage(w io.Writer) {
+	fmt.Fprintf(w, "usage: romae %s\n\nflags (defaults in parentheses):\n", running.synopsis)
+	running.fs.SetOutput(w)
+	running.fs.PrintDefaults()
+	running.fs.SetOutput(io.Discard)
 }
 
 func printJSON(v any) error {

@@ -69,9 +69,9 @@ func main() {
 	err := cmd.run(ctx, os.Args[2:])
 	switch {
 	case err == nil:
-	case errors.Is(err, flag.ErrHelp) && lastFlagSet != nil:
-		printUsage(os.Stdout, lastFlagSet)
-	case badFlags:
+	case errors.Is(err, flag.ErrHelp) && running.fs != nil:
+		printUsage(os.Stdout)
+	case running.badFlags:
 		fmt.Fprintf(os.Stderr, "romae %s: %v (romae %s --help lists the flags)\n", os.Args[1], err, os.Args[1])
 		os.Exit(2)
 	default:
