@@ -131,16 +131,17 @@ func runPendulum(ctx context.Context, o *Options, r *Result) error {
 		if err != nil {
 			return err
 		}
-		pred, err := eval.Predict(best, best.NewWorkspace(), te, 64)
-		if err != nil {
-			return err
-		}
 		mse := met.MSE // per value over every kept frame and both outputs
 		mses = append(mses, mse*1e3)
 		r.reproduce(o.runDir(tag), teFile, "mse", mse, 64)
 		baseline = meanTargetMSE(tr, te) * 1e3
 		o.logf("pendulum seed %d: test MSE %.4g ×1e-3 (mean-target baseline %.4g ×1e-3)", seed, mse*1e3, baseline)
 		if seed == 1 {
+			// The figure needs test sample 0 only: predict it alone.
+			pred, err := eval.Predict(best, best.NewWorkspace(), data.Subset(te, []int{0}), 1)
+			if err != nil {
+				return err
+			}
 			s := te.Samples[0]
 			names := []string{"sin φ", "cos φ"}
 			for k := 0; k < 2; k++ {
