@@ -35,6 +35,8 @@ type Trainer struct {
 	Data       *data.Spec
 	Meta       map[string]string // extra metadata (e.g. romae.pretrained_from)
 	Log        io.Writer         // progress and summaries; nil: os.Stderr
+	ema *weightEMA // train.ema's average of the weights during Run
+
 	// Mask, when set, replaces uniform random masking at Cfg.MaskRatio
 	// for pre-training (e.g. "observe 3 to 10 points, reconstruct the
 	// rest" for interpolation benchmarks). It must be a function of its
@@ -125,6 +127,9 @@ func (t *Trainer) Run(ctx context.Context) (*Result, error) {
 	}
 
 	st := state{BestScore: math.MaxFloat64} // JSON has no +Inf
+	if cfg.EMA > 0 {
+		t.ema = newWeightEMA(m.W, cfg.EMA)
+	}
 	resumed := false
 	if cfg.Resume {
 		if resumed, err = t.resume(opt, &st); err != nil {
@@ -207,6 +212,9 @@ func (t *Trainer) Run(ctx context.Context) (*Result, error) {
 			lr := sched.LR(st.Step)
 			opt.Step(m.Params, lr)
 			st.Step++
+			if t.ema != nil {
+				t.ema.update(m.W, st.Step)
+			}
 			st.LossSum += loss
 			st.LossN++
 			prog.step(st.Step, epoch+1, cfg.Epochs, st.LossSum/float64(st.LossN), bt.B)
@@ -234,19 +242,18 @@ func (t *Trainer) Run(ctx context.Context) (*Result, error) {
 		st.Epoch, st.LossSum, st.LossN = epoch+1, 0, 0
 		rec := map[string]any{"epoch": epoch + 1, "step": st.Step, "train_loss": res.TrainLoss, "seconds": time.Since(start).Seconds()}
 		if t.Val != nil && ((epoch+1)%cfg.EvalEvery == 0 || epoch+1 == cfg.Epochs) {
+			t.swapEMA()
 			met, err := eval.Evaluate(m, evalWS, t.Val, eval.Options{BatchSize: cfg.BatchSize, MaskRatio: cfg.MaskRatio, Seed: cfg.Seed, Loss: lossOpt})
+			if err == nil {
+				err = t.saveIfBest(epoch, &met, &st)
+			}
+			t.swapEMA()
 			if err != nil {
 				return nil, fmt.Errorf("epoch %d validation: %w", epoch+1, err)
 			}
 			rec["val"] = met
 			prog.done()
 			fmt.Fprintf(logw, "epoch %d/%d  train loss %.4g  %s\n", epoch+1, cfg.Epochs, res.TrainLoss, summary(&met))
-			if score := scoreOf(m.Cfg.Task, cfg.Select, epoch, &met); score < st.BestScore {
-				st.BestScore, st.BestEpoch, st.Best = score, epoch+1, &met
-				if err := t.save(BestFile, nil, st); err != nil {
-					return nil, err
-				}
-			}
 		} else if t.Val == nil {
 			prog.done()
 			fmt.Fprintf(logw, "epoch %d/%d  train loss %.4g\n", epoch+1, cfg.Epochs, res.TrainLoss)
@@ -262,11 +269,33 @@ func (t *Trainer) Run(ctx context.Context) (*Result, error) {
 	if t.Val == nil {
 		// Without validation data the last weights are the best we know.
 		st.BestEpoch = cfg.Epochs
-		if err := t.save(BestFile, nil, st); err != nil {
+		t.swapEMA()
+		err := t.save(BestFile, nil, st)
+		t.swapEMA()
+		if err != nil {
 			return nil, err
 		}
 	}
 	return t.finish(res, st, start, opt)
+}
+
+// saveIfBest writes best.safetensors when the model's validation metrics
+// met of this epoch beat the best so far.
+func (t *Trainer) saveIfBest(epoch int, met *eval.Metrics, st *state) error {
+	score := scoreOf(t.Model.Cfg.Task, t.Cfg.Select, epoch, met)
+	if score >= st.BestScore {
+		return nil
+	}
+	st.BestScore, st.BestEpoch, st.Best = score, epoch+1, met
+	return t.save(BestFile, nil, *st)
+}
+
+// swapEMA exchanges the live and the averaged weights (no-op without
+// train.ema).
+func (t *Trainer) swapEMA() {
+	if t.ema != nil {
+		t.ema.swap(t.Model.W)
+	}
 }
 
 func (t *Trainer) finish(res *Result, st state, start time.Time, opt optim.Optimizer) (*Result, error) {
@@ -275,6 +304,10 @@ func (t *Trainer) finish(res *Result, st state, start time.Time, opt optim.Optim
 	}
 	res.Steps, res.Epochs, res.BestEpoch, res.Best = st.Step, st.Epoch, st.BestEpoch, st.Best
 	res.Seconds = time.Since(start).Seconds()
+	// The model is left holding what a run without validation data keeps
+	// as best: with train.ema, the averaged weights.
+	t.swapEMA()
+	t.ema = nil
 	return res, nil
 }
 
@@ -323,6 +356,9 @@ func (t *Trainer) save(name string, opt optim.Optimizer, st state) error {
 		for k, v := range opt.State() {
 			extra = append(extra, ckpt.F32Tensor(optimPrefix+k, []int{len(v)}, v))
 		}
+		if t.ema != nil {
+			extra = append(extra, t.ema.tensor())
+		}
 	}
 	return t.Model.Save(filepath.Join(t.Cfg.Out, name), meta, extra)
 }
@@ -356,6 +392,15 @@ func (t *Trainer) resume(opt optim.Optimizer, st *state) (bool, error) {
 	}
 	if err := opt.LoadState(os); err != nil {
 		return false, fmt.Errorf("%s: optimizer state: %w", path, err)
+	}
+	if t.ema != nil {
+		v, _, err := ck.File.Float32(emaTensor)
+		if err == nil {
+			err = t.ema.load(v)
+		}
+		if err != nil {
+			return false, fmt.Errorf("%s: train.ema is on but the checkpoint's average cannot be read: %w", path, err)
+		}
 	}
 	if err := json.Unmarshal([]byte(ck.Meta[metaState]), st); err != nil {
 		return false, fmt.Errorf("%s: %s: %w", path, metaState, err)

@@ -89,12 +89,16 @@ func sameWeights(t *testing.T, a, b *model.Model[float32]) {
 }
 
 // Stopping mid-epoch (step 4 of 3-step epochs) and resuming gives exactly
-// the weights of an uninterrupted run, for both optimisers and tasks.
+// the weights of an uninterrupted run, for both optimisers and tasks, and
+// with a moving average of the weights (which the model holds at the end).
 func TestResumeIsExact(t *testing.T) {
-	for _, tc := range []struct{ task, opt string }{{model.TaskPretrain, "adamw"}, {model.TaskClassify, "sgd"}} {
-		t.Run(tc.task+"/"+tc.opt, func(t *testing.T) {
+	for _, tc := range []struct {
+		task, opt string
+		ema       float64
+	}{{model.TaskPretrain, "adamw", 0}, {model.TaskClassify, "sgd", 0}, {model.TaskClassify, "adamw", 0.9}} {
+		t.Run(fmt.Sprintf("%s/%s/ema%v", tc.task, tc.opt, tc.ema), func(t *testing.T) {
 			cfg := toyConfig(t.TempDir())
-			cfg.Optimizer = tc.opt
+			cfg.Optimizer, cfg.EMA = tc.opt, tc.ema
 			whole, _ := runToy(t, cfg, tc.task)
 
 			cfg.Out = t.TempDir()
@@ -110,6 +114,30 @@ func TestResumeIsExact(t *testing.T) {
 			}
 			sameWeights(t, whole, resumed)
 		})
+	}
+}
+
+// The average follows w_avg ← d·w_avg + (1−d)·w with d = min(decay,
+// (1+t)/(10+t)), and swap is its own inverse.
+func TestWeightEMA(t *testing.T) {
+	e := newWeightEMA([]float32{1, 2}, 0.5)
+	e.update([]float32{3, 4}, 1) // d = min(0.5, 2/11) = 2/11
+	want := []float32{2.0/11*1 + 9.0/11*3, 2.0/11*2 + 9.0/11*4}
+	e.update([]float32{5, 6}, 100) // d = 0.5
+	want = []float32{0.5*want[0] + 2.5, 0.5*want[1] + 3}
+	for i := range want {
+		if d := e.avg[i] - want[i]; d > 1e-6 || d < -1e-6 {
+			t.Fatalf("avg[%d] = %v, want %v", i, e.avg[i], want[i])
+		}
+	}
+	w := []float32{7, 8}
+	e.swap(w)
+	if d := w[0] - want[0]; d > 1e-6 || d < -1e-6 || e.avg[0] != 7 {
+		t.Fatalf("swap: w %v avg %v", w, e.avg)
+	}
+	e.swap(w)
+	if w[0] != 7 || w[1] != 8 {
+		t.Fatalf("swap twice: w %v, want [7 8]", w)
 	}
 }
 
