@@ -180,6 +180,7 @@ func TestObserveSplits(t *testing.T) {
 		{"random-3-10", base, func(d *data.Dataset) (*data.Dataset, *data.Dataset) { return ObserveRandom(d, 3, 10, 9) }, 3, 10},
 		{"fixed-20", base, func(d *data.Dataset) (*data.Dataset, *data.Dataset) { return ObserveFixed(d, 20, 9) }, 20, 20},
 		{"fixed-capped", base, func(d *data.Dataset) (*data.Dataset, *data.Dataset) { return ObserveFixed(d, 500, 9) }, 49, 49},
+		{"fraction-0.2", base, func(d *data.Dataset) (*data.Dataset, *data.Dataset) { return ObserveFraction(d, 0.2, 9) }, 40, 40},
 		{"spiral-30", spiralTest, func(d *data.Dataset) (*data.Dataset, *data.Dataset) { return ObserveFixed(d, 30, 9) }, 30, 30},
 		{"lightcurves", LightCurves(50, 1), func(d *data.Dataset) (*data.Dataset, *data.Dataset) { return ObserveRandom(d, 5, 30, 9) }, 5, 30},
 	}

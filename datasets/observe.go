@@ -22,7 +22,7 @@ func ObserveRandom(ds *data.Dataset, minObs, maxObs int, seed uint64) (observed,
 	if minObs < 1 || maxObs < minObs {
 		panic(fmt.Sprintf("datasets.ObserveRandom: observed range [%d, %d] is invalid", minObs, maxObs))
 	}
-	return observe(ds, seed, "observe-random", func(rng *rand.Rand) int {
+	return observe(ds, seed, "observe-random", func(rng *rand.Rand, _ int) int {
 		return minObs + rng.IntN(maxObs-minObs+1)
 	})
 }
@@ -33,10 +33,22 @@ func ObserveRandom(ds *data.Dataset, minObs, maxObs int, seed uint64) (observed,
 // points (App. B.4).
 func ObserveFixed(ds *data.Dataset, k int, seed uint64) (observed, hidden *data.Dataset) {
 	mustPositive("ObserveFixed", "k", k)
-	return observe(ds, seed, "observe-fixed", func(*rand.Rand) int { return k })
+	return observe(ds, seed, "observe-fixed", func(*rand.Rand, int) int { return k })
 }
 
-func observe(ds *data.Dataset, seed uint64, stream string, count func(*rand.Rand) int) (observed, hidden *data.Dataset) {
+// ObserveFraction is ObserveRandom hiding round(hiddenFrac·N) of each
+// sample's N tokens (at least one, at most N-1): dense interpolation, where
+// a hidden point's observed neighbours are close.
+func ObserveFraction(ds *data.Dataset, hiddenFrac float64, seed uint64) (observed, hidden *data.Dataset) {
+	if !(hiddenFrac > 0 && hiddenFrac < 1) {
+		panic(fmt.Sprintf("datasets.ObserveFraction: hidden fraction %v is not in (0, 1)", hiddenFrac))
+	}
+	return observe(ds, seed, "observe-fraction", func(_ *rand.Rand, n int) int {
+		return max(n-max(int(hiddenFrac*float64(n)+0.5), 1), 1)
+	})
+}
+
+func observe(ds *data.Dataset, seed uint64, stream string, count func(rng *rand.Rand, n int) int) (observed, hidden *data.Dataset) {
 	observed, hidden = new(data.Dataset), new(data.Dataset)
 	*observed, *hidden = *ds, *ds
 	observed.Name, hidden.Name = ds.Name+"/observed", ds.Name+"/hidden"
@@ -50,7 +62,7 @@ func observe(ds *data.Dataset, seed uint64, stream string, count func(*rand.Rand
 			panic(fmt.Sprintf("datasets.Observe: sample %d (id %q) has %d tokens, need >= 2 to split", i, s.ID, n))
 		}
 		rng := sampleRNG(seed, stream, i)
-		k := min(count(rng), n-1)
+		k := min(count(rng, n), n-1)
 		keep := make([]bool, n)
 		for _, j := range chooseSorted(rng, n, k) {
 			keep[j] = true

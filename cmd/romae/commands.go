@@ -135,6 +135,7 @@ func cmdFinetune(ctx context.Context, args []string) error {
 		outputs = tr.TargetDim
 	}
 	r.applyTrainRecipe(&cfg, len(tr.Samples), lenSamples(val), task, pm == nil)
+	r.applyRefitRecipe(&cfg, lenSamples(val))
 	var mc model.Config
 	if pm == nil {
 		if mc, err = cfg.Model.modelConfig(task, tr.C, tr.D, outputs); err != nil {
@@ -163,13 +164,17 @@ func cmdFinetune(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if pm == nil {
-		return runTrainer(ctx, &cfg, r, m, tr, val, spec, nil)
+	var meta map[string]string
+	if pm != nil {
+		if err := m.TransferEncoder(pm); err != nil {
+			return err
+		}
+		meta = map[string]string{"romae.pretrained_from": *from}
 	}
-	if err := m.TransferEncoder(pm); err != nil {
-		return err
+	if cfg.Data.Refit && val != nil {
+		return runHoldoutThenRefit(ctx, &cfg, r, m, pm, tr, val, spec, meta)
 	}
-	return runTrainer(ctx, &cfg, r, m, tr, val, spec, map[string]string{"romae.pretrained_from": *from})
+	return runTrainer(ctx, &cfg, r, m, tr, val, spec, meta)
 }
 
 // loadTraining reads the training (and validation) data, scales it with
@@ -219,18 +224,38 @@ func runTrainer(ctx context.Context, cfg *runConfig, r *recipe, m *model.Model[f
 	fmt.Fprintln(os.Stderr, r.summary())
 	fmt.Fprintf(os.Stderr, "romae: %s model, %d parameters; %d training samples, %d validation; run directory %s\n",
 		m.Cfg.Task, m.NumParams(), len(tr.Samples), lenSamples(val), cfg.Train.Out)
-	t := &train.Trainer{Cfg: cfg.Train, Model: m, Train: tr, Val: val, Data: spec, Meta: meta}
-	res, err := t.Run(ctx)
+	_, out, err := trainRun(ctx, cfg.Train, m, tr, val, spec, meta, nil)
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(filepath.Join(cfg.Train.Out, "result.json"), mustJSON(res)); err != nil {
-		return err
+	return printJSON(out)
+}
+
+// trainRun trains m and writes the run directory's result.json (res, with
+// extra's fields beside it: out) and curves.
+func trainRun(ctx context.Context, tc train.Config, m *model.Model[float32], tr, val *data.Dataset, spec *data.Spec, meta map[string]string, extra map[string]any) (res *train.Result, out any, err error) {
+	t := &train.Trainer{Cfg: tc, Model: m, Train: tr, Val: val, Data: spec, Meta: meta}
+	if res, err = t.Run(ctx); err != nil {
+		return nil, nil, err
 	}
-	if _, err := writeCurves(cfg.Train.Out); err != nil {
-		return fmt.Errorf("training finished, but drawing its curves failed: %w", err)
+	out = res
+	if extra != nil {
+		var fields map[string]any
+		if err := json.Unmarshal(mustJSON(res), &fields); err != nil {
+			return nil, nil, err
+		}
+		for k, v := range extra {
+			fields[k] = v
+		}
+		out = fields
 	}
-	return printJSON(res)
+	if err := writeFileAtomic(filepath.Join(tc.Out, "result.json"), mustJSON(out)); err != nil {
+		return nil, nil, err
+	}
+	if _, err := writeCurves(tc.Out); err != nil {
+		return nil, nil, fmt.Errorf("training finished, but drawing its curves failed: %w", err)
+	}
+	return res, out, nil
 }
 
 func lenSamples(ds *data.Dataset) int {

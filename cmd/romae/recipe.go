@@ -155,6 +155,16 @@ func (r *recipe) applyDataRecipe(cfg *runConfig, raw *data.Dataset, base *data.S
 	}
 }
 
+// applyRefitRecipe turns on data.refit when fine-tuning holds out a split
+// of the training file that is too small to select an epoch on (fewer than
+// train.MinSelectVal series): the last epoch is kept anyway, so the held-out
+// series are better spent on training once they have given their estimate.
+func (r *recipe) applyRefitRecipe(cfg *runConfig, nVal int) {
+	if cfg.Data.Val == "" && nVal > 0 && nVal < train.MinSelectVal && cfg.Train.Select == "last" {
+		choose(r, "data.refit", &cfg.Data.Refit, true)
+	}
+}
+
 // applyTrainRecipe chooses the model and optimisation settings for n
 // training samples. task is the model's task; fromScratch is false when a
 // pre-trained encoder is fine-tuned.
@@ -189,6 +199,9 @@ func (r *recipe) applyTrainRecipe(cfg *runConfig, n, nVal int, task string, from
 	}
 	if task == model.TaskClassify {
 		choose(r, "train.label_smoothing", &cfg.Train.LabelSmoothing, 0.1)
+	}
+	if task != model.TaskPretrain {
+		choose(r, "train.ema", &cfg.Train.EMA, 0.99)
 	}
 	if task != model.TaskPretrain && cfg.Model.Pool != model.PoolToken {
 		choose(r, "train.augment_drop", &cfg.Train.AugmentDrop, 0.1)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,9 +21,9 @@ func TestRecipeFromData(t *testing.T) {
 		want        map[string]any
 	}{
 		{"tiny set from scratch", 40, model.TaskClassify, true, nil,
-			map[string]any{"batch": 8, "epochs": 300, "size": "tiny-shallow", "pool": model.PoolMean, "lr": 1e-3, "drop": 0.1, "select": "last"}},
+			map[string]any{"batch": 8, "epochs": 300, "size": "tiny-shallow", "pool": model.PoolMean, "lr": 1e-3, "drop": 0.1, "select": "last", "refit": true, "ema": 0.99}},
 		{"270 series", 270, model.TaskClassify, true, nil,
-			map[string]any{"batch": 32, "epochs": 167, "lr": 1e-3, "select": "loss"}},
+			map[string]any{"batch": 32, "epochs": 167, "lr": 1e-3, "select": "loss", "refit": false}},
 		{"fine-tuning a pre-trained encoder", 270, model.TaskClassify, false, nil,
 			map[string]any{"batch": 32, "lr": 5e-4, "size": "tiny", "pool": "auto"}},
 		{"flags win", 40, model.TaskClassify, true, []string{"--train.epochs", "7", "--train.lr", "0.01", "--train.augment_drop", "0"},
@@ -30,7 +31,7 @@ func TestRecipeFromData(t *testing.T) {
 		{"explicit batch sets the epochs", 40, model.TaskClassify, true, []string{"--train.batch_size", "40"},
 			map[string]any{"batch": 40, "epochs": 500}},
 		{"pre-training", 5000, model.TaskPretrain, true, nil,
-			map[string]any{"batch": 64, "epochs": 20, "drop": 0.0}},
+			map[string]any{"batch": 64, "epochs": 20, "drop": 0.0, "ema": 0.0}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -41,8 +42,12 @@ func TestRecipeFromData(t *testing.T) {
 				t.Fatal(err)
 			}
 			r.applyTrainRecipe(&cfg, tc.n, tc.n/4, tc.task, tc.fromScratch)
+			if tc.task != model.TaskPretrain {
+				r.applyRefitRecipe(&cfg, tc.n/4)
+			}
 			got := map[string]any{"batch": cfg.Train.BatchSize, "epochs": cfg.Train.Epochs, "size": cfg.Model.Size,
-				"pool": cfg.Model.Pool, "lr": cfg.Train.LR, "drop": cfg.Train.AugmentDrop, "select": cfg.Train.Select}
+				"pool": cfg.Model.Pool, "lr": cfg.Train.LR, "drop": cfg.Train.AugmentDrop, "select": cfg.Train.Select,
+				"refit": cfg.Data.Refit, "ema": cfg.Train.EMA}
 			for k, v := range tc.want {
 				if got[k] != v {
 					t.Errorf("%s = %v, want %v", k, got[k], v)
@@ -99,5 +104,40 @@ func TestRecipeRespectsConfigFile(t *testing.T) {
 	r.applyTrainRecipe(&cfg, 40, 10, model.TaskClassify, true)
 	if cfg.Train.Epochs != 3 || cfg.Model.Size != "tiny" || cfg.Train.BatchSize != 8 {
 		t.Errorf("epochs %d size %s batch %d, want 3, tiny (from the file) and 8 (chosen)", cfg.Train.Epochs, cfg.Model.Size, cfg.Train.BatchSize)
+	}
+}
+
+// With a validation split too small to select on (BasicMotions: 8 of 40),
+// the recipe holds it out for one run (its metrics kept in OUT/holdout)
+// and then trains on all 40 series, which is the model OUT holds.
+func TestHoldoutThenRefit(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ft")
+	out, err := capture(t, cmdFinetune, "--data.train", trainTS, "--model.size", "36,2,2,72", "--train.epochs", "2",
+		"--train.progress", "none", "--train.out", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Steps   int
+		Holdout struct {
+			TrainSamples int `json:"train_samples"`
+			HeldOut      int `json:"held_out"`
+			Validation   struct{ N int }
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("finetune printed %q: %v", out, err)
+	}
+	// Batch 8: 2 epochs of 40 series are 10 steps; of the 32 left by the split, 8.
+	if res.Steps != 10 || res.Holdout.TrainSamples != 32 || res.Holdout.HeldOut != 8 || res.Holdout.Validation.N != 8 {
+		t.Errorf("refit steps %d, hold-out %+v; want 10 steps on all 40 series after a 32/8 hold-out run", res.Steps, res.Holdout)
+	}
+	for _, f := range []string{"best.safetensors", "result.json", filepath.Join(holdoutDir, "best.safetensors"), filepath.Join(holdoutDir, "metrics.jsonl")} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	if raw, err := os.ReadFile(filepath.Join(dir, "result.json")); err != nil || !strings.Contains(string(raw), `"holdout"`) {
+		t.Errorf("result.json lacks the hold-out metrics: %s %v", raw, err)
 	}
 }

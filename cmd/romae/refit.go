@@ -1,0 +1,58 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"romae/data"
+	"romae/model"
+)
+
+// holdoutDir is where data.refit's first run (validation split held out)
+// goes inside the run directory.
+const holdoutDir = "holdout"
+
+// runHoldoutThenRefit is fine-tuning with data.refit: m is trained on tr
+// with val held out, in OUT/holdout, whose validation metrics are the honest
+// estimate of how the recipe does on unseen series of this file; then a
+// model built as m was (same config and seed, the same pre-trained encoder
+// pm if any) is trained with the same settings on tr and val together, in
+// OUT, and is the run's model (best.safetensors = its last epoch). Both runs
+// resume with train.resume.
+func runHoldoutThenRefit(ctx context.Context, cfg *runConfig, r *recipe, m, pm *model.Model[float32], tr, val *data.Dataset, spec *data.Spec, meta map[string]string) error {
+	fmt.Fprintln(os.Stderr, r.summary())
+	hold := cfg.Train
+	hold.Out = filepath.Join(cfg.Train.Out, holdoutDir)
+	fmt.Fprintf(os.Stderr, "romae: run 1/2 (hold-out estimate): %s model, %d parameters; %d training samples, %d held out; %s\n",
+		m.Cfg.Task, m.NumParams(), len(tr.Samples), len(val.Samples), hold.Out)
+	hres, _, err := trainRun(ctx, hold, m, tr, val, spec, meta, nil)
+	if err != nil {
+		return fmt.Errorf("hold-out run: %w", err)
+	}
+	refit, err := model.New[float32](m.Cfg, cfg.Train.Seed)
+	if err != nil {
+		return err
+	}
+	if pm != nil {
+		if err := refit.TransferEncoder(pm); err != nil {
+			return err
+		}
+	}
+	all := concatSamples(tr, val)
+	fmt.Fprintf(os.Stderr, "romae: run 2/2 (refit): the same settings on all %d training samples; %s\n", len(all.Samples), cfg.Train.Out)
+	holdout := map[string]any{"dir": hold.Out, "validation": hres.Best, "train_samples": len(tr.Samples), "held_out": len(val.Samples)}
+	_, out, err := trainRun(ctx, cfg.Train, refit, all, nil, spec, meta, map[string]any{"holdout": holdout})
+	if err != nil {
+		return fmt.Errorf("refit run: %w", err)
+	}
+	return printJSON(out)
+}
+
+// concatSamples is a and b's samples in one dataset (a's metadata).
+func concatSamples(a, b *data.Dataset) *data.Dataset {
+	out := *a
+	out.Samples = append(append(make([]data.Sample, 0, len(a.Samples)+len(b.Samples)), a.Samples...), b.Samples...)
+	return &out
+}
