@@ -35,13 +35,14 @@ type Trainer struct {
 	Data       *data.Spec
 	Meta       map[string]string // extra metadata (e.g. romae.pretrained_from)
 	Log        io.Writer         // progress and summaries; nil: os.Stderr
-	ema *weightEMA // train.ema's average of the weights during Run
 
 	// Mask, when set, replaces uniform random masking at Cfg.MaskRatio
 	// for pre-training (e.g. "observe 3 to 10 points, reconstruct the
 	// rest" for interpolation benchmarks). It must be a function of its
 	// arguments only, so resumed runs draw the same masks.
 	Mask func(dst []bool, b *data.Batch, rng *rand.Rand) []bool
+
+	ema *weightEMA // train.ema's average of the weights during Run
 }
 
 // Result summarises a run.
