@@ -56,9 +56,10 @@ func classifierFrom(pre model.Config, pm *model.Model[float32], classes int, see
 // pretrainFinetune is the pre-train-then-fine-tune protocol: pre-train pm
 // with tc, fine-tune a classifierFrom(c, pm) with ft (both on tr, read and
 // scaled as spec says; the classifier's initial head is seeded with
-// ft.Seed), and return the fine-tuned model's metrics on te (last epoch's
-// weights: no model selection on the test set), recording how `romae
-// evaluate` reproduces them from teFile.
+// ft.Seed), and return the fine-tuned model's metrics on te (the epoch
+// selected on a split of tr, or with a split too small to select on the
+// last epoch of a refit on all of tr: never selected on te), recording how
+// `romae evaluate` reproduces them from teFile.
 func pretrainFinetune(ctx context.Context, o *Options, r *Result, tag string, c model.Config, pm *model.Model[float32],
 	tc, ft train.Config, tr, te *data.Dataset, spec *data.Spec, teFile string, evalBatch int) (eval.Metrics, error) {
 	if _, err := fit(ctx, o, tag+"-pretrain", pm, tc, tr, nil, spec, nil); err != nil {
@@ -74,6 +75,19 @@ func pretrainFinetune(ctx context.Context, o *Options, r *Result, tag string, c 
 		parts := data.Split(tr, []float64{1 - o.valFraction, o.valFraction}, rand.New(rand.NewPCG(ft.Seed, 0x5911)))
 		ftr, val = parts[0], parts[1]
 		ft.Select = train.SelectFor(len(val.Samples))
+	}
+	if val != nil && ft.Select == "last" {
+		// The CLI's data.refit: the split is too small to select on, so it
+		// gives its estimate (in the -holdout run's metrics) and the model
+		// is then fine-tuned again on every training series.
+		hm, err := classifierFrom(c, pm, len(tr.Classes), ft.Seed)
+		if err != nil {
+			return eval.Metrics{}, err
+		}
+		if _, err := fit(ctx, o, tag+"-finetune-holdout", hm, ft, ftr, val, spec, nil); err != nil {
+			return eval.Metrics{}, err
+		}
+		ftr, val = tr, nil
 	}
 	if _, err := fit(ctx, o, tag+"-finetune", fm, ft, ftr, val, spec, nil); err != nil {
 		return eval.Metrics{}, err

@@ -78,10 +78,12 @@ func runUEA(ctx context.Context, o *Options, r *Result) error {
 		ft.Optimizer, ft.LR, ft.BatchSize, ft.Seed, ft.WeightDecay = "sgd", 0.01, 8, uint64(seed), 1e-4
 		ft.Epochs, ft.WarmupFrac, ft.LabelSmoothing = pick(o, 15, 40, 100), 0.1, 0.1
 		// What the CLI's default recipe does: 20% of the training series
-		// held out, the epoch train.SelectFor picks on them, and
-		// augmentation (token dropping, jitter, amplitude scaling).
+		// held out, the epoch train.SelectFor picks on them (or a refit on
+		// all of them when they are too few), a moving average of the
+		// weights, and augmentation (token dropping, jitter, amplitude
+		// scaling).
 		o.valFraction = 0.2
-		ft.AugmentDrop, ft.AugmentJitter, ft.AugmentScale = 0.1, 0.05, 0.1
+		ft.AugmentDrop, ft.AugmentJitter, ft.AugmentScale, ft.EMA = 0.1, 0.05, 0.1, 0.99
 		met, err := pretrainFinetune(ctx, o, r, fmt.Sprintf("%s-seed%d", name, seed), c, pm, tc, ft, tr, te, spec, testPath, 32)
 		if err != nil {
 			return err
