@@ -78,10 +78,10 @@ func canonical(name string) string {
 
 // flagDoc is one flag as the usage and the reference show it.
 type flagDoc struct {
-	names       []string // the flag, then its aliases
-	arg, usage  string
-	def         string
-	setting     bool
+	names      []string // the flag, then its aliases
+	arg, usage string
+	def        string
+	setting    bool
 }
 
 // flagDocs lists the running command's flags, sorted, without deprecated

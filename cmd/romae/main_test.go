@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -242,23 +241,14 @@ func TestUsingCommandsRefuseBadInput(t *testing.T) {
 // line on standard error naming the flag, with a hint, and exit 2; version
 // names the back ends.
 func TestHelpVersionAndBadFlags(t *testing.T) {
-	run := func(args ...string) (stdout, stderr string, code int) {
-		cmd := exec.Command(os.Args[0], args...)
-		cmd.Env = append(os.Environ(), "ROMAE_HOSTILE_AS_MAIN=1")
-		var o, e strings.Builder
-		cmd.Stdout, cmd.Stderr = &o, &e
-		err := cmd.Run()
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return o.String(), e.String(), code
-	}
-	for _, c := range []string{"pretrain", "finetune", "evaluate", "predict", "interpolate", "embed", "inspect", "experiment", "bench"} {
+	run := func(args ...string) (stdout, stderr string, code int) { return runMain(t, args...) }
+	for _, c := range []string{"pretrain", "finetune", "evaluate", "predict", "interpolate", "embed", "inspect", "experiment", "bench", "report"} {
 		out, errOut, code := run(c, "--help")
 		if code != 0 || !strings.HasPrefix(out, "usage: romae "+c) || errOut != "" {
 			t.Errorf("%s --help: exit %d, stdout %.60q, stderr %q", c, code, out, errOut)
+		}
+		if help, _, code := run("help", c); code != 0 || help != out {
+			t.Errorf("romae help %s: exit %d, and not the same as %s --help", c, code, c)
 		}
 	}
 	out, errOut, code := run("pretrain", "--train.lr", "fast")
