@@ -219,4 +219,3 @@ document.documentElement.dataset.ready = "1";
 
 // finite drops NaN and ±Inf.
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
-
