@@ -190,7 +190,7 @@ h1{font-size:22px;margin-bottom:2px}h2{font-size:18px;border-bottom:1px solid #d
 table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ddd;padding:3px 8px;text-align:left}td.num{text-align:right;font-variant-numeric:tabular-nums}
 caption{text-align:left;font-weight:600;padding:4px 0}
 pre{background:#f6f8fa;padding:8px;overflow:auto;max-height:420px;font-size:12px}
-.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(600px,1fr));gap:12px}
+.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(480px,1fr));gap:12px}
 figure{margin:8px 0}img{max-width:100%}figcaption{color:#555}
 svg.chart{width:100%;height:auto;max-width:640px;background:#fff}svg.chart text{font-size:11px;fill:#333}
 .readout{color:#555;font-size:12px;min-height:1.2em}details{margin:8px 0}summary{font-weight:600;cursor:pointer}
