@@ -255,3 +255,42 @@ func TestInterpolateColumnsByName(t *testing.T) {
 		t.Errorf("wrong header: %v", err)
 	}
 }
+
+// The README's command table and docs/cli.md's settings table are what
+// `romae help reference` generates from the flag definitions.
+// ROMAE_UPDATE_REFERENCE=1 rewrites them.
+func TestReferenceInSync(t *testing.T) {
+	cmds, settings, err := reference()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []struct{ path, marker, want string }{
+		{"../../README.md", "<!-- romae help reference: commands", cmds},
+		{"../../docs/cli.md", "<!-- romae help reference: settings", settings},
+	} {
+		raw, err := os.ReadFile(f.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc := string(raw)
+		start := strings.Index(doc, f.marker)
+		if start < 0 {
+			t.Fatalf("%s has no %q marker", f.path, f.marker)
+		}
+		start += strings.Index(doc[start:], "\n") + 1
+		end := start + strings.Index(doc[start:], "<!-- end -->")
+		if end < start {
+			t.Fatalf("%s: no <!-- end --> after %q", f.path, f.marker)
+		}
+		if doc[start:end] == f.want {
+			continue
+		}
+		if os.Getenv("ROMAE_UPDATE_REFERENCE") == "1" {
+			if err := os.WriteFile(f.path, []byte(doc[:start]+f.want+doc[end:]), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		t.Errorf("%s is out of date with the flags; ROMAE_UPDATE_REFERENCE=1 go test -run TestReferenceInSync ./cmd/romae/ rewrites it", f.path)
+	}
+}

@@ -103,12 +103,9 @@ func flagDocs() []flagDoc {
 		if fv, ok := f.Value.(*fieldValue); ok && arg == "value" {
 			arg = fv.typeName()
 		}
-		d := flagDoc{names: []string{f.Name}, arg: arg, usage: usage, setting: running.settings[f.Name]}
+		d := flagDoc{names: []string{f.Name}, arg: arg, usage: usage, def: f.DefValue, setting: running.settings[f.Name]}
 		sort.Strings(aliasesOf[f.Name])
 		d.names = append(d.names, aliasesOf[f.Name]...)
-		if f.DefValue != "" && f.DefValue != "0" && f.DefValue != "false" && f.DefValue != "[]" && f.DefValue != "0,0" {
-			d.def = f.DefValue
-		}
 		docs = append(docs, d)
 	})
 	return docs
@@ -123,7 +120,9 @@ func printUsage(w io.Writer) {
 			names += " " + d.arg
 		}
 		fmt.Fprintf(w, "  %s\n        %s", names, strings.ReplaceAll(d.usage, "\n", "\n        "))
-		if d.def != "" {
+		switch d.def {
+		case "", "0", "false", "0,0":
+		default:
 			fmt.Fprintf(w, " (%s)", d.def)
 		}
 		fmt.Fprintln(w)

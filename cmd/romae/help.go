@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -87,7 +88,7 @@ func reference() (cmds, settings string, err error) {
 		if hasSettings {
 			flags = append(flags, "every setting below (`--model.*`, `--train.*`, `--data.*`)")
 		}
-		fmt.Fprintf(&c, "| `%s` | %s | %s |\n", n, cell(commands[n].summary), strings.Join(flags, ", "))
+		fmt.Fprintf(&c, "| `%s` | %s | %s |\n", n, cell(commands[n].summary), cmp.Or(strings.Join(flags, ", "), "—"))
 	}
 	c.WriteString("\n| settings of `pretrain` and `finetune` | flags (`--section.name`; every one is also a config-file field) |\n|---|---|\n")
 	groups := map[string][]string{}
@@ -105,7 +106,7 @@ func reference() (cmds, settings string, err error) {
 
 	s.WriteString("| setting | default | meaning |\n|---|---|---|\n")
 	for _, d := range settingDocs {
-		fmt.Fprintf(&s, "| %s | %s | %s |\n", markdownNames(d), cell(d.def), cell(d.usage))
+		fmt.Fprintf(&s, "| %s | %s | %s |\n", markdownNames(d), cmp.Or(cell(d.def), "—"), cell(d.usage))
 	}
 	return c.String(), s.String(), nil
 }
