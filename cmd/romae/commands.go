@@ -375,6 +375,9 @@ func cmdEvaluate(_ context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if !(*ratio > 0 && *ratio < 1) {
+		return fmt.Errorf("--mask-ratio %v: want 0 < r < 1", *ratio)
+	}
 	if *hidden != "" {
 		return evaluateInterpolation(u, *hidden, *baselines)
 	}
@@ -798,6 +801,9 @@ func cmdEmbed(_ context.Context, args []string) error {
 	}
 	if *out == "" {
 		return fmt.Errorf("--out is required")
+	}
+	if !slices.Contains([]string{"auto", model.PoolCLS, model.PoolMean}, *pool) {
+		return fmt.Errorf("--pool %q: want auto, cls or mean", *pool)
 	}
 	l, err := u.load(false)
 	if err != nil {

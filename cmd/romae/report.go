@@ -24,7 +24,7 @@ import (
 )
 
 func init() {
-	commands["report"] = command{"one self-contained HTML page for a run or an experiment's output directory: curves, confusion matrix, interpolations, configuration, data", cmdReport}
+	commands["report"] = command{"a run's or an experiment's results as one self-contained HTML page", cmdReport}
 }
 
 // reportOptions are report's flags.
