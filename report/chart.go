@@ -20,10 +20,12 @@ type Series struct {
 }
 
 // Chart is an SVG line/scatter chart. Its y axis is chosen by ChooseScale
-// unless Fixed gives the range (e.g. [0, 1] for accuracy).
+// (for training curves) unless Data asks for a plain linear axis over every
+// value, or Fixed gives the range (e.g. [0, 1] for accuracy).
 type Chart struct {
 	Title, XLabel, YLabel string
 	Series                []Series
+	Data                  bool
 	Fixed                 *[2]float64
 }
 
@@ -75,6 +77,25 @@ func ChooseScale(series ...[]float64) Scale {
 	return s
 }
 
+// linearScale is a linear axis over every finite value.
+func linearScale(series [][]float64) Scale {
+	s := Scale{Lo: math.Inf(1), Hi: math.Inf(-1)}
+	for _, ys := range series {
+		for _, y := range ys {
+			if finite(y) {
+				s.Lo, s.Hi = min(s.Lo, y), max(s.Hi, y)
+			}
+		}
+	}
+	switch {
+	case math.IsInf(s.Lo, 1):
+		return Scale{Lo: 0, Hi: 1}
+	case s.Hi == s.Lo:
+		s.Lo, s.Hi = s.Lo-0.5, s.Hi+0.5
+	}
+	return s
+}
+
 // Chart geometry in SVG user units.
 const (
 	chartW, chartH     = 640.0, 300.0
@@ -101,8 +122,11 @@ func (c Chart) render(b *bytes.Buffer) {
 		x0, x1 = x0-0.5, x1+0.5
 	}
 	sc := ChooseScale(ys...)
-	if c.Fixed != nil {
+	switch {
+	case c.Fixed != nil:
 		sc = Scale{Lo: c.Fixed[0], Hi: c.Fixed[1]}
+	case c.Data:
+		sc = linearScale(ys)
 	}
 	ty0, ty1 := sc.Lo, sc.Hi
 	if sc.Log {

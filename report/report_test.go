@@ -33,6 +33,23 @@ func TestChooseScale(t *testing.T) {
 	}
 }
 
+// A data chart shows every value on a linear axis: no log, no clipping.
+func TestDataChartShowsEveryValue(t *testing.T) {
+	ys := []float64{9, 1, 0.5, 0.4, 0.3, -0.2, 0.1, 0.2, 0.3, 0.4, 0.5}
+	if sc := ChooseScale(ys); !sc.Clipped {
+		t.Fatalf("training-curve scale of %v: %+v, want clipped", ys, sc)
+	}
+	if sc := linearScale([][]float64{ys}); sc.Log || sc.Clipped || sc.Lo != -0.2 || sc.Hi != 9 {
+		t.Errorf("data scale of %v: %+v, want linear over [-0.2, 9]", ys, sc)
+	}
+	var b strings.Builder
+	p := Page{Sections: []Section{{Blocks: []Block{Chart{Data: true, Series: []Series{{X: []float64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, Y: ys, Points: true}}}}}}}
+	p.WriteHTML(&b)
+	if strings.Contains(b.String(), "drawn at the top") || strings.Contains(b.String(), "log scale") {
+		t.Error("a data chart was clipped or made logarithmic")
+	}
+}
+
 func TestTicks(t *testing.T) {
 	for _, tc := range []struct {
 		lo, hi float64

@@ -250,6 +250,14 @@ func TestInterpolateColumnsByName(t *testing.T) {
 	if code != 0 || !strings.Contains(errOut, "deprecated") {
 		t.Errorf("legacy header: exit %d, stderr %q", code, errOut)
 	}
+	// The report draws the example interpolations by channel name.
+	out, err := capture(t, cmdReport, "--run", pre)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if html := readFile(t, strings.TrimSpace(out)); !strings.Contains(html, "ch0 value") || !strings.Contains(html, "ch2 value") {
+		t.Error("the report's interpolation legend does not name the channels")
+	}
 	os.WriteFile(queries, []byte("id,band,time\ntrain0,ch1,0.5\n"), 0o644)
 	if _, err := capture(t, cmdInterpolate, "--model", pre, "--data", trainCSV, "--queries", queries); err == nil || !strings.Contains(err.Error(), "want id,channel,time") {
 		t.Errorf("wrong header: %v", err)

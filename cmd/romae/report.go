@@ -215,19 +215,19 @@ func (r *run) subtitle() string {
 	return strings.Join(parts, "; ")
 }
 
-// bestState is the training state of the run's checkpoint (its best
-// validation metrics); nil when unknown.
-func (r *run) bestState() *struct {
+// checkpointState is the part of a checkpoint's training state the
+// report shows: the epoch it keeps and that epoch's validation metrics.
+type checkpointState struct {
 	BestEpoch int           `json:"best_epoch"`
 	Best      *eval.Metrics `json:"best"`
-} {
-	if r.ck == nil || r.ck.Meta["romae.train_state"] == "" {
+}
+
+// bestState is the run's checkpointState; nil when unknown.
+func (r *run) bestState() *checkpointState {
+	if r.ck == nil {
 		return nil
 	}
-	var st struct {
-		BestEpoch int           `json:"best_epoch"`
-		Best      *eval.Metrics `json:"best"`
-	}
+	var st checkpointState
 	if json.Unmarshal([]byte(r.ck.Meta["romae.train_state"]), &st) != nil {
 		return nil
 	}
@@ -428,7 +428,7 @@ func (r *run) interpolationBlocks(path string, n int) ([]report.Block, error) {
 				return nil, err
 			}
 		}
-		ch := report.Chart{Title: "series " + observed.Samples[i].ID, XLabel: cols.axes[ta], YLabel: "value"}
+		ch := report.Chart{Title: "series " + observed.Samples[i].ID, XLabel: cols.axes[ta], YLabel: "value", Data: true}
 		for ki, other := range curves[i] {
 			// One colour per channel: per value slot for one-axis data, per
 			// channel (first value slot) for data with a channel axis.
