@@ -50,9 +50,14 @@ type CSVOptions struct {
 	// TargetColumns are per-object regression targets (e.g. redshift),
 	// constant over an object's rows; TargetDim = len(TargetColumns).
 	TargetColumns []string
-	// FillMissing lets ChannelSlot fill an (id, time, channel) slot with no
-	// row with FillValue; otherwise such a hole is an error naming the
-	// object and time.
+	// NaN is the policy for missing values: a NaN or empty value cell, and
+	// in ChannelSlot mode an (id, time, channel) slot with no row.
+	// NaNMissing (default when empty) leaves out the row, or in
+	// ChannelSlot mode the time whose token lacks a value; NaNDrop leaves
+	// out the object; NaNError refuses the file naming the line or slot.
+	NaN string
+	// FillMissing lets ChannelSlot fill a slot with no row with FillValue
+	// instead (whatever NaN says).
 	FillMissing bool
 	FillValue   float32
 }
@@ -66,20 +71,26 @@ type csvObject struct {
 	values   []float32 // [rows*len(ValueColumns)]
 	label    string
 	target   []float32
+	rows     int // rows read, those left out for a missing value included
+	missing  int // missing value cells
 }
 
 // LoadLongCSV reads irregular multivariate series stored one observation per
 // row (the PLAsTiCC/ELAsTiCC light-curve layout). A header row is required.
 // Rows of one object need not be contiguous; samples appear in order of each
 // object's first row and their tokens are sorted by time (file order breaks
-// ties). Values, times and targets must be finite numbers: a missing
-// observation is an absent row, not an empty or NaN cell. Errors read
+// ties). Times and targets must be finite numbers; a NaN or empty value
+// cell is a missing value, handled by opt.NaN (an absent row is one too).
+// Errors read
 // "file:line: column "name": ..."; problems with a whole object (a hole in
 // ChannelSlot mode, a label outside opt.Classes) cite its first row.
 func LoadLongCSV(path string, opt CSVOptions) (*Dataset, error) {
 	opt = withCSVDefaults(opt)
 	if opt.ChannelMode != ChannelAxis && opt.ChannelMode != ChannelSlot {
 		return nil, fmt.Errorf("%s: unknown ChannelMode %q (want %q or %q)", path, opt.ChannelMode, ChannelAxis, ChannelSlot)
+	}
+	if err := checkNaNPolicy(opt.NaN); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	f, r, header, cols, err := openCSV(path)
 	if err != nil {
@@ -167,21 +178,36 @@ func LoadLongCSV(path string, opt CSVOptions) (*Dataset, error) {
 				channelNames = append(channelNames, strings.Clone(name))
 			}
 		}
+		// A token needs all its value columns: a row with a missing one is
+		// left out (its values are appended, then cut).
+		complete := true
 		for _, name := range opt.ValueColumns {
-			v, err := num(name)
-			if err != nil {
+			var v float64
+			if cell := strings.TrimSpace(field(name)); cell == "" || strings.EqualFold(cell, "nan") {
+				if opt.NaN == NaNError {
+					return nil, fmt.Errorf("%s:%d: column %q: %q is not a finite number but a missing value, refused under data.nan error %s", path, line, name, cell, nanHint)
+				}
+				complete = false
+				obj.missing++
+			} else if v, err = num(name); err != nil {
 				return nil, err
 			}
 			obj.values = append(obj.values, float32(v))
 		}
-		obj.times = append(obj.times, t)
-		obj.channels = append(obj.channels, ch)
+		obj.rows++
+		if !complete {
+			obj.values = obj.values[:len(obj.values)-nv]
+		} else {
+			obj.times = append(obj.times, t)
+			obj.channels = append(obj.channels, ch)
+		}
+		first := obj.rows == 1
 		if opt.LabelColumn != "" {
 			lab := strings.TrimSpace(field(opt.LabelColumn))
 			switch {
 			case lab == "":
 				return nil, fmt.Errorf("%s:%d: column %q: empty label", path, line, opt.LabelColumn)
-			case len(obj.times) == 1:
+			case first:
 				obj.label = strings.Clone(lab)
 			case lab != obj.label:
 				return nil, fmt.Errorf("%s:%d: column %q: object %q has label %q here but %q on line %d", path, line, opt.LabelColumn, id, lab, obj.label, obj.line)
@@ -192,7 +218,7 @@ func LoadLongCSV(path string, opt CSVOptions) (*Dataset, error) {
 			if err != nil {
 				return nil, err
 			}
-			if len(obj.times) == 1 {
+			if first {
 				obj.target = append(obj.target, float32(v))
 			} else if obj.target[k] != float32(v) {
 				return nil, fmt.Errorf("%s:%d: column %q: object %q has target %v here but %v on line %d", path, line, name, id, v, obj.target[k], obj.line)
@@ -219,6 +245,22 @@ func LoadLongCSV(path string, opt CSVOptions) (*Dataset, error) {
 	nch := len(remap)
 
 	ds := &Dataset{Name: strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)), TargetDim: len(opt.TargetColumns)}
+	switch {
+	case opt.ChannelColumn == "":
+	case opt.Channels != nil:
+		ds.Channels = slices.Clone(opt.Channels)
+	default:
+		ds.Channels = sortNatural(channelNames)
+	}
+	if opt.ChannelMode == ChannelSlot && ds.Channels != nil {
+		for _, ch := range ds.Channels {
+			for _, v := range opt.ValueColumns {
+				ds.ValueNames = append(ds.ValueNames, ch+"_"+v)
+			}
+		}
+	} else {
+		ds.ValueNames = slices.Clone(opt.ValueColumns)
+	}
 	if opt.LabelColumn != "" {
 		ds.Classes = opt.Classes
 		if ds.Classes == nil {
@@ -253,11 +295,21 @@ func LoadLongCSV(path string, opt CSVOptions) (*Dataset, error) {
 				return nil, fmt.Errorf("%s:%d: object %q: label %q not in CSVOptions.Classes %v", path, o.line, o.id, o.label, ds.Classes)
 			}
 		}
-		if opt.ChannelMode == ChannelSlot {
-			if err := o.slotTokens(&s, nch, nv, opt); err != nil {
+		missing := o.missing
+		drop := missing > 0 && opt.NaN == NaNDrop
+		switch {
+		case drop:
+		case len(o.times) == 0:
+			return nil, fmt.Errorf("%s:%d: object %q: every row has a missing value", path, o.line, o.id)
+		case opt.ChannelMode == ChannelSlot:
+			holes, err := o.slotTokens(&s, nch, nv, opt)
+			if err != nil {
 				return nil, fmt.Errorf("%s:%d: %w", path, o.line, err)
 			}
-		} else {
+			// A row left out for a missing value is a slot without a row:
+			// count the slots.
+			missing, drop = holes, holes > 0 && opt.NaN == NaNDrop
+		default:
 			s.Values = o.values
 			for i, t := range o.times {
 				if ds.D == 2 {
@@ -267,29 +319,44 @@ func LoadLongCSV(path string, opt CSVOptions) (*Dataset, error) {
 			}
 			sortTokens(&s, ds.C, ds.D, ds.D-1)
 		}
+		ds.MissingValues += missing
+		if drop {
+			ds.DroppedSamples++
+			continue
+		}
 		ds.Samples = append(ds.Samples, s)
 	}
 	return ds, nil
 }
 
-// slotTokens builds one token per distinct time of the object. The tokens
-// have room for every channel at every time, so their size is distinct
-// times × channels — a product of two counts, not the object's rows — and
-// is checked before it is allocated: without FillMissing every slot needs
-// a row, so the object must have exactly that many rows; with FillMissing
-// the size must stay within MaxSampleValues.
-func (o *csvObject) slotTokens(s *Sample, nch, nv int, opt CSVOptions) error {
+// slotTokens builds one token per distinct time of the object and returns
+// how many (time, channel) slots had no row. The tokens have room for every
+// channel at every time, so their size is distinct times × channels — a
+// product of two counts, not the object's rows — and is checked before it
+// is allocated. A slot without a row is a missing value: with FillMissing
+// it holds FillValue; under NaNMissing its time is left out (the token
+// lacks a value); under NaNDrop nothing is built (the caller drops the
+// object); under NaNError it is an error naming the slot, found without
+// allocating the slots.
+func (o *csvObject) slotTokens(s *Sample, nch, nv int, opt CSVOptions) (int, error) {
 	times := slices.Clone(o.times)
 	slices.Sort(times)
 	times = slices.Compact(times)
 	c := nch * nv
 	if len(times) > MaxTokens {
-		return fmt.Errorf("object %q: %w", o.id, limitErr("distinct times", len(times), "MaxTokens", MaxTokens))
+		return 0, fmt.Errorf("object %q: %w", o.id, limitErr("distinct times", len(times), "MaxTokens", MaxTokens))
 	}
-	if slots := len(times) * nch; !opt.FillMissing && len(o.times) < slots {
-		return o.firstHole(times, nch)
-	} else if opt.FillMissing && slots*nv > MaxSampleValues {
-		return fmt.Errorf("object %q: %d times × %d channels × %d values: %w", o.id, len(times), nch, nv,
+	slots := len(times) * nch
+	if len(o.times) < slots && !opt.FillMissing {
+		switch opt.NaN {
+		case NaNError:
+			return 0, o.firstHole(times, nch)
+		case NaNDrop:
+			return slots - len(o.times), nil // at least this many: the rows are fewer than the slots
+		}
+	}
+	if slots*nv > MaxSampleValues {
+		return 0, fmt.Errorf("object %q: %d times × %d channels × %d values: %w", o.id, len(times), nch, nv,
 			limitErr("values", slots*nv, "MaxSampleValues", MaxSampleValues))
 	}
 	s.Values = make([]float32, len(times)*c)
@@ -299,26 +366,45 @@ func (o *csvObject) slotTokens(s *Sample, nch, nv int, opt CSVOptions) error {
 		step, _ := slices.BinarySearch(times, t)
 		slot := step*nch + o.channels[i]
 		if filled[slot] {
-			return fmt.Errorf("object %q: two rows for time %v channel %d", o.id, t, o.channels[i])
+			return 0, fmt.Errorf("object %q: two rows for time %v channel %d", o.id, t, o.channels[i])
 		}
 		filled[slot] = true
 		copy(s.Values[slot*nv:(slot+1)*nv], o.values[i*nv:(i+1)*nv])
 	}
+	for i, t := range times {
+		s.Positions[i] = float32(t)
+	}
+	holes := 0
 	for slot, ok := range filled {
 		if ok {
 			continue
 		}
-		if !opt.FillMissing {
-			return fmt.Errorf("object %q: no row for time %v channel %d (set CSVOptions.FillMissing to fill)", o.id, times[slot/nch], slot%nch)
-		}
+		holes++
 		for k := range nv {
 			s.Values[slot*nv+k] = opt.FillValue
 		}
 	}
-	for i, t := range times {
-		s.Positions[i] = float32(t)
+	if holes == 0 || opt.FillMissing {
+		return 0, nil
 	}
-	return nil
+	// NaNMissing: keep the times every channel has.
+	vals, pos := s.Values[:0], s.Positions[:0]
+	for step := range times {
+		if !slices.Contains(filled[step*nch:(step+1)*nch], false) {
+			vals = append(vals, s.Values[step*c:(step+1)*c]...)
+			pos = append(pos, s.Positions[step])
+		}
+	}
+	if len(pos) == 0 {
+		return 0, fmt.Errorf("object %q: no time has a row for every channel (ChannelSlot needs one; --data.channel_mode axis keeps every row)", o.id)
+	}
+	s.Values, s.Positions = vals, pos
+	return holes, nil
+}
+
+// holeErr is the error for a slot without a row under NaNError.
+func (o *csvObject) holeErr(t float64, ch int) error {
+	return fmt.Errorf("object %q: no row for time %v channel %d (--data.nan missing leaves out the times a channel lacks, --data.nan drop the object; --data.channel_mode axis needs no alignment)", o.id, t, ch)
 }
 
 // firstHole reports the first (time, channel) slot without a row, for an
@@ -338,11 +424,11 @@ func (o *csvObject) firstHole(times []float64, nch int) error {
 		case got < slot:
 			return fmt.Errorf("object %q: two rows for time %v channel %d", o.id, o.times[r], o.channels[r])
 		case got > slot:
-			return fmt.Errorf("object %q: no row for time %v channel %d (set CSVOptions.FillMissing to fill)", o.id, times[slot/nch], slot%nch)
+			return o.holeErr(times[slot/nch], slot%nch)
 		}
 		slot++
 	}
-	return fmt.Errorf("object %q: no row for time %v channel %d (set CSVOptions.FillMissing to fill)", o.id, times[slot/nch], slot%nch)
+	return o.holeErr(times[slot/nch], slot%nch)
 }
 
 // indexOf maps each name to its index.

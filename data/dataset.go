@@ -40,6 +40,15 @@ type Dataset struct {
 	// and array series, D−1 for long CSV ((channel, time)).
 	TimeAxis int
 	Samples  []Sample
+	// Names from the file, when it gives them (empty otherwise):
+	// ValueNames[c] names value slot c (CSV value columns; .ts dimensions
+	// dim0, dim1, ...), Channels[k] the channel whose index on a channel
+	// position axis is k (CSV channel names).
+	ValueNames, Channels []string
+	// What the loader found missing: the missing values the file held (NaN,
+	// '?' in .ts, an empty CSV value cell, a CSV slot without a row) and
+	// the samples its NaN policy (Source.NaN) left out for holding one.
+	MissingValues, DroppedSamples int
 }
 
 // Validate checks every invariant the model and Collate rely on, so that a

@@ -58,6 +58,7 @@ func LoadElasticcCSV(path, labels string) (*Dataset, error) {
 		TimeColumn:    ElasticcTimeColumn,
 		ChannelColumn: ElasticcBandColumn,
 		Channels:      ElasticcBands,
+		NaN:           NaNError, // the alerts have no missing fluxes: a NaN is a broken file
 		ValueColumns:  []string{ElasticcFluxColumn, ElasticcFluxErrColumn},
 		ChannelMode:   ChannelAxis,
 	})

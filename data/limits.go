@@ -21,7 +21,7 @@ const (
 	MaxTokens = 1 << 24
 	// MaxSampleValues bounds the values (tokens × values per token) of one
 	// sample that a loader creates rather than copies from the file, as
-	// CSVOptions.FillMissing does for the holes of ChannelSlot mode.
+	// ChannelSlot mode does for its times × channels slots.
 	MaxSampleValues = 1 << 24
 	// MaxArrayValues bounds the elements of one .npy array (or .npz
 	// member): 1 GiB as float32. A plain .npy must hold its elements

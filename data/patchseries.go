@@ -29,6 +29,7 @@ func PatchSeries(ds *Dataset, P int) (*Dataset, error) {
 	c, d, ta := ds.C, ds.D, ds.TimeAxis
 	out := *ds
 	out.C = P*c + P
+	out.ValueNames = nil // a token holds P observations and their offsets now
 	out.Samples = make([]Sample, len(ds.Samples))
 	for si := range ds.Samples {
 		s := &ds.Samples[si]

@@ -3,6 +3,7 @@ package data
 import (
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -11,8 +12,11 @@ import (
 // way without repeating every option.
 type Source struct {
 	Format string `json:"format" yaml:"format" help:"auto (by extension), ts, csv, npy, npz, or dataset (.safetensors written by romae)"`
+	// NaN is the missing-value policy of every format: NaNMissing ("" too),
+	// NaNDrop or NaNError.
+	NaN string `json:"nan,omitempty" yaml:"nan" help:"missing values (NaN; '?' in .ts; empty CSV value cells; CSV slots without a row), every format: missing (the token holding one is left out), drop (the series holding one is left out) or error"`
 	// .ts
-	Missing string `json:"missing" yaml:"missing" help:".ts missing values: drop-step (a step with a missing value is dropped) or channel-axis (one token per observed value, channel as a 2nd position axis)"`
+	Missing string `json:"missing" yaml:"missing" help:".ts token layout: drop-step (one token per time step holding every dimension, so a missing value drops its step) or channel-axis (one token per observed value, dimension as a 2nd position axis)"`
 	// long CSV
 	IDColumn      string   `json:"id_column" yaml:"id_column" help:"CSV: object id column"`
 	TimeColumn    string   `json:"time_column" yaml:"time_column" help:"CSV: time column"`
@@ -33,8 +37,49 @@ type Source struct {
 	DropSeed     uint64  `json:"drop_seed" yaml:"drop_seed" help:"seed of the random step dropping"`
 }
 
+// Check validates the options on their own and, for path, those that
+// apply to one format only: an option that cannot apply is an error rather
+// than silently ignored.
+func (s Source) Check(path string) error {
+	if err := checkNaNPolicy(s.NaN); err != nil {
+		return err
+	}
+	switch {
+	case s.Missing != "" && s.Missing != MissingDropStep && s.Missing != MissingChannelAxis:
+		return fmt.Errorf("data.missing %q: want %s or %s", s.Missing, MissingDropStep, MissingChannelAxis)
+	case s.ChannelMode != "" && s.ChannelMode != ChannelAxis && s.ChannelMode != ChannelSlot:
+		return fmt.Errorf("data.channel_mode %q: want %s or %s", s.ChannelMode, ChannelAxis, ChannelSlot)
+	case s.Patch[0] < 0 || s.Patch[1] < 0 || (s.Patch[0] == 0) != (s.Patch[1] == 0):
+		return fmt.Errorf("data.patch %d,%d: want two positive sizes (or 0,0 for series)", s.Patch[0], s.Patch[1])
+	case s.SeriesPatch < 0:
+		return fmt.Errorf("data.series_patch %d: want ≥ 0", s.SeriesPatch)
+	case !(s.DropFraction >= 0 && s.DropFraction < 1):
+		return fmt.Errorf("data.drop_fraction %v: want 0 ≤ f < 1", s.DropFraction)
+	}
+	if path == "" {
+		return nil
+	}
+	format, err := s.FormatOf(path)
+	if err != nil {
+		return err
+	}
+	switch format {
+	case "ts", "csv", "npy", "npz", "dataset":
+	default:
+		return fmt.Errorf("data.format %q: want auto, ts, csv, npy, npz or dataset (a romae .safetensors dataset file)", format)
+	}
+	if s.Patch != [2]int{} && format != "npy" && format != "npz" {
+		return fmt.Errorf("data.patch %d,%d: image patches apply to .npy/.npz image arrays, not to %s (%s data); for series use data.series_patch",
+			s.Patch[0], s.Patch[1], path, format)
+	}
+	return nil
+}
+
 // Load reads path as s describes.
 func (s Source) Load(path string) (*Dataset, error) {
+	if err := s.Check(path); err != nil {
+		return nil, err
+	}
 	format, err := s.FormatOf(path)
 	if err != nil {
 		return nil, err
@@ -42,15 +87,13 @@ func (s Source) Load(path string) (*Dataset, error) {
 	var ds *Dataset
 	switch format {
 	case "ts":
-		ds, err = LoadTS(path, TSOptions{Missing: s.Missing})
+		ds, err = LoadTS(path, TSOptions{Missing: s.Missing, NaN: s.NaN})
 	case "csv":
 		ds, err = s.loadCSV(path)
 	case "npy", "npz":
 		ds, err = s.loadArrays(path, format)
 	case "dataset":
 		ds, err = LoadDataset(path)
-	default:
-		return nil, fmt.Errorf("data.format %q: want auto, ts, csv, npy, npz or dataset (a romae .safetensors dataset file)", format)
 	}
 	if err != nil {
 		return nil, err
@@ -95,7 +138,7 @@ func (s Source) FormatOf(path string) (string, error) {
 
 func (s Source) loadCSV(path string) (*Dataset, error) {
 	opt := CSVOptions{IDColumn: s.IDColumn, TimeColumn: s.TimeColumn, ChannelColumn: s.ChannelColumn,
-		ValueColumns: s.ValueColumns, ChannelMode: s.ChannelMode, LabelColumn: s.LabelColumn, TargetColumns: s.TargetColumns}
+		ValueColumns: s.ValueColumns, ChannelMode: s.ChannelMode, LabelColumn: s.LabelColumn, TargetColumns: s.TargetColumns, NaN: s.NaN}
 	ds, err := LoadLongCSV(path, opt)
 	if err != nil {
 		return nil, err
@@ -143,15 +186,28 @@ func (s Source) loadArrays(path, format string) (*Dataset, error) {
 			}
 		}
 	}
-	var ds *Dataset
-	var err error
 	if s.Patch != [2]int{} {
-		ds, err = DenseImages(x, labels, s.Patch)
-	} else {
-		ds, err = DenseSeries(x, labels)
+		ds, err := DenseImages(x, labels, s.Patch) // NaN pixels are errors whatever the policy
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return ds, nil
 	}
+	all := x
+	x, labels, kept, missing, err := denseNaN(x, labels, s.NaN)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	ds, err := DenseSeries(x, labels)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	ds.MissingValues = missing
+	if kept != nil { // ids stay the samples' indices in the file
+		ds.DroppedSamples = all.Shape[0] - len(kept)
+		for j, i := range kept {
+			ds.Samples[j].ID = strconv.Itoa(i)
+		}
 	}
 	return ds, nil
 }

@@ -31,6 +31,10 @@ const (
 type TSOptions struct {
 	// Missing is MissingDropStep (default when empty) or MissingChannelAxis.
 	Missing string
+	// NaN is the policy for missing values ('?' and NaN): NaNMissing
+	// (default when empty: Missing decides which tokens go), NaNDrop or
+	// NaNError.
+	NaN string
 }
 
 // tsHeader holds the @-tags of a .ts file.
@@ -51,8 +55,8 @@ type tsHeader struct {
 // missing values that is one token per time step with C = number of
 // dimensions, D = 1 and position = step index (or the time stamp when
 // @timeStamps is true, written as "(t,v),(t,v),..." per dimension). Cases may
-// have different lengths. '?' and "NaN" mark missing values and are handled
-// by opt.Missing; Inf, unparsable numbers, unknown labels and shape
+// have different lengths. '?' and "NaN" mark missing values, handled by
+// opt.NaN and opt.Missing; Inf, unparsable numbers, unknown labels and shape
 // mismatches are errors of the form "file:line: ...". Classes come from the
 // @classLabel list in its order; with @targetLabel true the last field is a
 // real target (TargetDim 1). Sample IDs are the case's 0-based index.
@@ -62,6 +66,9 @@ func LoadTS(path string, opt TSOptions) (*Dataset, error) {
 	}
 	if opt.Missing != MissingDropStep && opt.Missing != MissingChannelAxis {
 		return nil, fmt.Errorf("%s: unknown TSOptions.Missing %q (want %q or %q)", path, opt.Missing, MissingDropStep, MissingChannelAxis)
+	}
+	if err := checkNaNPolicy(opt.NaN); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -96,37 +103,68 @@ func LoadTS(path string, opt TSOptions) (*Dataset, error) {
 		if line == "" || line[0] == '#' {
 			continue
 		}
-		s, err := h.caseSample(line, opt.Missing, &firstLen)
+		index := len(ds.Samples) + ds.DroppedSamples
+		s, missing, err := h.caseSample(line, opt, &firstLen)
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: case %d: %w", path, lr.n, len(ds.Samples), err)
+			return nil, fmt.Errorf("%s:%d: case %d: %w", path, lr.n, index, err)
 		}
-		s.ID = strconv.Itoa(len(ds.Samples))
+		ds.MissingValues += missing
+		if missing > 0 && opt.NaN == NaNDrop {
+			ds.DroppedSamples++
+			continue
+		}
+		s.ID = strconv.Itoa(index) // the case's index in the file, dropped ones counted
 		ds.Samples = append(ds.Samples, s)
 	}
 	if len(ds.Samples) == 0 {
+		if ds.DroppedSamples > 0 {
+			return nil, fmt.Errorf("%s: every case has a missing value: data.nan drop leaves none", path)
+		}
 		return nil, fmt.Errorf("%s:%d: no cases after @data", path, lr.n)
 	}
 	if opt.Missing == MissingDropStep {
 		ds.C = h.dims // the first case fixes it when the header does not
+		for d := range ds.C {
+			ds.ValueNames = append(ds.ValueNames, "dim"+strconv.Itoa(d))
+		}
 	}
 	return ds, nil
 }
 
-// caseSample parses one data line and converts it to tokens. firstLen
-// carries the first case's length for the @equalLength check (-1 before it).
-func (h *tsHeader) caseSample(line, missing string, firstLen *int) (Sample, error) {
+// caseSample parses one data line and converts it to tokens, returning how
+// many of its values are missing. firstLen carries the first case's length
+// for the @equalLength check (-1 before it). Under NaNDrop a case with a
+// missing value is not converted (the caller drops it); under NaNError it
+// is an error naming the first.
+func (h *tsHeader) caseSample(line string, opt TSOptions, firstLen *int) (Sample, int, error) {
 	c, err := parseTSCase(line, h)
 	if err != nil {
-		return Sample{}, err
+		return Sample{}, 0, err
 	}
 	if h.equalLength {
 		if *firstLen < 0 {
 			*firstLen = c.length()
 		} else if c.length() != *firstLen {
-			return Sample{}, fmt.Errorf("@equalLength true but series has %d steps, earlier ones %d", c.length(), *firstLen)
+			return Sample{}, 0, fmt.Errorf("@equalLength true but series has %d steps, earlier ones %d", c.length(), *firstLen)
 		}
 	}
-	return c.sample(missing, h.dims)
+	missing := 0
+	for d, vals := range c.vals {
+		for i, v := range vals {
+			if !math.IsNaN(v) {
+				continue
+			}
+			if opt.NaN == NaNError {
+				return Sample{}, 0, fmt.Errorf("dimension %d value %d is missing ('?' or NaN), refused under data.nan error %s", d, i, nanHint)
+			}
+			missing++
+		}
+	}
+	if missing > 0 && opt.NaN == NaNDrop {
+		return Sample{}, missing, nil
+	}
+	s, err := c.sample(opt.Missing, h.dims)
+	return s, missing, err
 }
 
 // lineReader yields lines without their terminator (LF or CRLF) and counts

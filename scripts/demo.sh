@@ -3,17 +3,20 @@
 # 6-axis motion sensors) without labels, fine-tune a classifier from it
 # (the best epoch chosen on a validation split of the training data: the
 # test set is only read by evaluate), evaluate on the test set beside the
-# 1-NN baselines and interpolate unobserved times.
+# 1-NN baselines, interpolate unobserved times and write each run's HTML
+# report. Re-running replaces the earlier demo runs (--overwrite).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 run=${RUNS:-runs}/basicmotions
 set -x
-bin/romae pretrain --config examples/basicmotions.yaml --train.out "$run/pretrain"
-bin/romae finetune --config examples/basicmotions.yaml --from "$run/pretrain" \
-  --train.optimizer sgd --train.lr 0.01 --train.epochs 30 --train.out "$run/finetune"
+bin/romae pretrain --config examples/basicmotions.yaml --out "$run/pretrain" --overwrite
+bin/romae finetune --config examples/basicmotions.yaml --model "$run/pretrain" \
+  --train.optimizer sgd --train.lr 0.01 --train.epochs 30 --out "$run/finetune" --overwrite
 bin/romae evaluate --model "$run/finetune" --data testdata/BasicMotions_TEST.ts --baselines
 bin/romae interpolate --model "$run/pretrain" --data testdata/BasicMotions_TEST.ts \
   --at 0.5:9.5:1 --out "$run/interpolated.csv"
+bin/romae report --run "$run/pretrain"
+bin/romae report --run "$run/finetune"
 { set +x; } 2>/dev/null
 echo "interpolated values at unobserved half-steps: $run/interpolated.csv ($(wc -l <"$run/interpolated.csv") lines)"

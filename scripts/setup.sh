@@ -6,8 +6,9 @@ cd "$(dirname "$0")/.."
 
 # Debian packages: OpenBLAS (the optional cgo GEMM back end, exercised by the
 # tests), Fashion-MNIST (images experiment), espeak-ng and sox (audio
-# experiment's clips).
-pkgs=(libopenblas-dev dataset-fashion-mnist espeak-ng sox gcc)
+# experiment's clips), Chromium (the test that renders romae report's HTML
+# in a headless browser).
+pkgs=(libopenblas-dev dataset-fashion-mnist espeak-ng sox gcc chromium)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -160,7 +160,7 @@ func (t *Trainer) Run(ctx context.Context) (*Result, error) {
 	evalWS := m.NewWorkspace()
 	var bt *data.Batch
 	var mask []bool
-	prog := newProgress(logw, cfg.Progress, total)
+	prog := newProgress(logw, cfg.Progress, total, st.Step)
 	start := time.Now()
 	res := &Result{}
 	logEvery := max(1, perEpoch/10)
@@ -172,7 +172,7 @@ func (t *Trainer) Run(ctx context.Context) (*Result, error) {
 				if serr := t.save(LastFile, opt, st); serr != nil {
 					return nil, errors.Join(err, serr)
 				}
-				return nil, err
+				return nil, &Interrupted{Checkpoint: filepath.Join(cfg.Out, LastFile), Step: st.Step, Err: err}
 			}
 			bt = data.Collate(bt, t.Train, perm[s*cfg.BatchSize:min((s+1)*cfg.BatchSize, N)])
 			rng := rand.New(rand.NewPCG(cfg.Seed, 1<<40+uint64(st.Step)))
@@ -236,6 +236,7 @@ func (t *Trainer) Run(ctx context.Context) (*Result, error) {
 			if cfg.MaxSteps > 0 && st.Step >= cfg.MaxSteps && st.Step < total {
 				prog.done()
 				res.Stopped = true
+				res.TrainLoss = st.LossSum / float64(st.LossN) // this epoch's steps so far
 				return t.finish(res, st, start, opt)
 			}
 		}

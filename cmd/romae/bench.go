@@ -69,7 +69,8 @@ func cmdBench(_ context.Context, args []string) error {
 	fs := newFlagSet("bench", "bench [--workload pretrain|finetune|infer[,...]] [--pos-encoding rope|rope-int|absolute[,...]] [--precision fp32|bf16[,...]] [flags]")
 	fs.StringVar(&o.workload, "workload", "pretrain", "pretrain, finetune or infer; a comma list runs each in turn")
 	fs.StringVar(&o.size, "size", "tiny", "encoder size (decoder: tiny-shallow)")
-	fs.IntVar(&o.batch, "batch", 32, "samples per step")
+	fs.IntVar(&o.batch, "batch-size", 32, "samples per step")
+	deprecate(fs, "batch", "batch-size")
 	fs.IntVar(&o.tokens, "tokens", 200, "tokens per sample")
 	fs.IntVar(&o.values, "values", 2, "values per token")
 	fs.IntVar(&o.posDims, "pos-dims", 2, "position axes (positions uniform in [0,100))")
@@ -90,7 +91,7 @@ func cmdBench(_ context.Context, args []string) error {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	if o.steps < 1 || o.batch < 1 || o.tokens < 2 {
-		return fmt.Errorf("need steps ≥ 1, batch ≥ 1, tokens ≥ 2")
+		return fmt.Errorf("need steps ≥ 1, batch-size ≥ 1, tokens ≥ 2")
 	}
 	defer tensor.SetPrecision(tensor.PrecisionFP32)
 	if *cpuprof != "" {

@@ -29,7 +29,7 @@ func TestBenchFLOPs(t *testing.T) {
 
 func TestBenchCommand(t *testing.T) {
 	out, err := capture(t, cmdBench, "--workload", "pretrain,finetune,infer", "--size", "tiny-shallow",
-		"--batch", "2", "--tokens", "12", "--steps", "2", "--pos-encoding", "rope,rope-int,absolute")
+		"--batch-size", "2", "--tokens", "12", "--steps", "2", "--pos-encoding", "rope,rope-int,absolute")
 	if err != nil {
 		t.Fatal(err)
 	}

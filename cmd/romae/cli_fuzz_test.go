@@ -1,8 +1,6 @@
 package main
 
 import (
-	"flag"
-	"io"
 	"strings"
 	"testing"
 
@@ -24,9 +22,8 @@ func FuzzRunConfig(f *testing.F) {
 		path := fuzzcheck.WriteInput(t, dir, "run.yaml", in)
 		fuzzcheck.Check(t, len(in), func() {
 			cfg := defaultRunConfig()
-			fs := flag.NewFlagSet("x", flag.ContinueOnError)
-			fs.SetOutput(io.Discard)
-			if err := parseRunConfig(fs, &cfg, []string{"--config", path}); err != nil {
+			fs := newFlagSet("x", "x")
+			if _, err := parseRunConfig(fs, &cfg, []string{"--config", path}); err != nil {
 				return
 			}
 			for _, task := range []string{model.TaskPretrain, model.TaskClassify} {
@@ -50,9 +47,8 @@ func FuzzFlagValues(f *testing.F) {
 		fuzzcheck.Check(t, len(in), func() {
 			for _, name := range []string{"data.patch", "data.value_columns", "train.epochs", "train.lr", "train.seed", "model.size", "model.use_cls", "model.siren.cat_sizes", "model.siren.periods"} {
 				cfg := defaultRunConfig()
-				fs := flag.NewFlagSet("x", flag.ContinueOnError)
-				fs.SetOutput(io.Discard)
-				if parseRunConfig(fs, &cfg, []string{"--" + name, in}) != nil {
+				fs := newFlagSet("x", "x")
+				if _, err := parseRunConfig(fs, &cfg, []string{"--" + name, in}); err != nil {
 					continue
 				}
 				cfg.Model.modelConfig(model.TaskPretrain, 2, 2, 0)
@@ -63,7 +59,7 @@ func FuzzFlagValues(f *testing.F) {
 
 // gridDataset is a two-axis dataset (band, time) for the query targets.
 func gridDataset() *data.Dataset {
-	return &data.Dataset{C: 1, D: 2, Samples: []data.Sample{
+	return &data.Dataset{C: 1, D: 2, TimeAxis: 1, Channels: []string{"u", "g", "r"}, Samples: []data.Sample{
 		{ID: "a", Values: []float32{1, 2, 3}, Positions: []float32{0, 0, 1, 1, 0, 2}, Label: -1},
 		{ID: "b", Values: []float32{4}, Positions: []float32{2, 5}, Label: -1},
 	}}
@@ -94,15 +90,16 @@ func FuzzAtSpec(f *testing.F) {
 
 // FuzzQueriesFile feeds arbitrary bytes to interpolate's --queries CSV.
 func FuzzQueriesFile(f *testing.F) {
-	f.Add([]byte("id,band,time\na,0,1.5\nb,2,7\n"))
-	f.Add([]byte("id,band,time\nc,0,1\n"))
-	f.Add([]byte("id,band,time\na,0,\"1\n"))
+	f.Add([]byte("id,channel,time\na,0,1.5\nb,r,7\n"))
+	f.Add([]byte("id,pos1,pos2\nc,0,1\n"))
+	f.Add([]byte("id,channel,time\na,0,\"1\n"))
 	ds := gridDataset()
+	cols := dataColumns(ds, &data.Spec{})
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, in []byte) {
 		path := fuzzcheck.WriteInput(t, dir, "q.csv", in)
 		fuzzcheck.Check(t, len(in), func() {
-			q, err := fileQueries(ds, path)
+			q, err := fileQueries(ds, cols, path)
 			if err == nil {
 				for i, qi := range q {
 					if len(qi)%ds.D != 0 {

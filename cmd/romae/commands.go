@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -12,6 +13,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -23,34 +25,6 @@ import (
 	"romae/train"
 )
 
-// running is the flag set of the running command (the CLI runs one
-// command per process), for main to print its usage on --help and to tell
-// a flag error from a failure.
-var running struct {
-	fs       *flag.FlagSet
-	synopsis string
-	badFlags bool // parsing failed, or --help was asked for
-}
-
-// newFlagSet makes a command's flag set. Parsing prints nothing: on
-// --help main prints the usage to standard output and exits 0; a bad
-// flag is one error line with a hint to --help.
-func newFlagSet(name, synopsis string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() { running.badFlags = true } // the flag package calls it on -h and on every parse error
-	running.fs, running.synopsis = fs, synopsis
-	return fs
-}
-
-// printUsage writes the running command's synopsis and flags to w.
-func printUsage(w io.Writer) {
-	fmt.Fprintf(w, "usage: romae %s\n\nflags (defaults in parentheses):\n", running.synopsis)
-	running.fs.SetOutput(w)
-	running.fs.PrintDefaults()
-	running.fs.SetOutput(io.Discard)
-}
-
 func printJSON(v any) error {
 	enc := json.NewEncoder(os.Stdout)
 	return enc.Encode(v)
@@ -59,17 +33,16 @@ func printJSON(v any) error {
 // ─── training ─────────────────────────────────────────────────────────────
 
 func cmdPretrain(ctx context.Context, args []string) error {
-	cfg := defaultRunConfig()
-	fs := newFlagSet("pretrain", "pretrain --data.train FILE [--config run.yaml] [--section.field value ...]")
-	r, err := parseTrainingArgs(fs, &cfg, args)
+	t, err := parseTraining("pretrain", "pretrain --data FILE [--config run.yaml] [--out DIR] [--section.field value ...]", args)
 	if err != nil {
 		return err
 	}
-	tr, val, spec, err := loadTraining(&cfg, nil, r, true)
+	cfg := &t.cfg
+	tr, val, spec, err := loadTraining(cfg, nil, t.r, true)
 	if err != nil {
 		return err
 	}
-	r.applyTrainRecipe(&cfg, len(tr.Samples), lenSamples(val), model.TaskPretrain, true)
+	t.r.applyTrainRecipe(cfg, len(tr.Samples), lenSamples(val), model.TaskPretrain, true)
 	mc, err := cfg.Model.modelConfig(model.TaskPretrain, tr.C, tr.D, 0)
 	if err != nil {
 		return err
@@ -78,43 +51,31 @@ func cmdPretrain(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	return runTrainer(ctx, &cfg, r, m, tr, val, spec, nil)
-}
-
-// parseTrainingArgs reads the config file and flags into cfg and returns
-// the recipe that will fill what they leave open.
-func parseTrainingArgs(fs *flag.FlagSet, cfg *runConfig, args []string) (*recipe, error) {
-	if err := parseRunConfig(fs, cfg, args); err != nil {
-		return nil, err
-	}
-	set, err := explicitSettings(fs)
-	if err != nil {
-		return nil, err
-	}
-	return &recipe{set: set}, nil
+	return t.run(ctx, m, tr, val, spec, nil)
 }
 
 func cmdFinetune(ctx context.Context, args []string) error {
-	cfg := defaultRunConfig()
-	fs := newFlagSet("finetune", "finetune --data.train FILE [--from PRETRAINED] [--config run.yaml] [...]")
-	from := fs.String("from", "", "pre-trained checkpoint to start from: a romae run directory or .safetensors file, or an authors' checkpoint directory (empty: train from scratch)")
-	r, err := parseTrainingArgs(fs, &cfg, args)
+	t, err := parseTraining("finetune", "finetune --data FILE [--model PRETRAINED] [--config run.yaml] [--out DIR] [...]", args)
 	if err != nil {
 		return err
 	}
+	cfg := &t.cfg
 	var pm *model.Model[float32]
 	var base *data.Spec
-	if *from != "" {
+	if t.from != "" {
 		var ck *model.Checkpoint
-		if pm, ck, err = model.Load[float32](*from); err != nil {
+		if pm, ck, err = model.Load[float32](t.from); err != nil {
+			return err
+		}
+		if err := t.sameArchitecture(pm.Cfg); err != nil {
 			return err
 		}
 		// Read and scale inputs exactly as during pre-training.
 		if base, _, err = data.SpecFromMeta(ck.Meta); err != nil {
-			return fmt.Errorf("%s: %w", *from, err)
+			return fmt.Errorf("%s: %w", t.from, err)
 		}
 	}
-	tr, val, spec, err := loadTraining(&cfg, base, r, false)
+	tr, val, spec, err := loadTraining(cfg, base, t.r, false)
 	if err != nil {
 		return err
 	}
@@ -134,8 +95,8 @@ func cmdFinetune(ctx context.Context, args []string) error {
 	} else {
 		outputs = tr.TargetDim
 	}
-	r.applyTrainRecipe(&cfg, len(tr.Samples), lenSamples(val), task, pm == nil)
-	r.applyRefitRecipe(&cfg, lenSamples(val))
+	t.r.applyTrainRecipe(cfg, len(tr.Samples), lenSamples(val), task, pm == nil)
+	t.r.applyRefitRecipe(cfg, lenSamples(val))
 	var mc model.Config
 	if pm == nil {
 		if mc, err = cfg.Model.modelConfig(task, tr.C, tr.D, outputs); err != nil {
@@ -169,12 +130,12 @@ func cmdFinetune(ctx context.Context, args []string) error {
 		if err := m.TransferEncoder(pm); err != nil {
 			return err
 		}
-		meta = map[string]string{"romae.pretrained_from": *from}
+		meta = map[string]string{"romae.pretrained_from": t.from}
 	}
 	if cfg.Data.Refit && val != nil {
-		return runHoldoutThenRefit(ctx, &cfg, r, m, pm, tr, val, spec, meta)
+		return t.runHoldoutThenRefit(ctx, m, pm, tr, val, spec, meta)
 	}
-	return runTrainer(ctx, &cfg, r, m, tr, val, spec, meta)
+	return t.run(ctx, m, tr, val, spec, meta)
 }
 
 // loadTraining reads the training (and validation) data, scales it with
@@ -183,11 +144,12 @@ func cmdFinetune(ctx context.Context, args []string) error {
 // data.val_fraction of the training data for validation when no
 // data.val file is given, and returns the data spec the checkpoints carry.
 func loadTraining(cfg *runConfig, base *data.Spec, r *recipe, pretrain bool) (tr, val *data.Dataset, spec *data.Spec, err error) {
-	if cfg.Data.Train == "" {
-		return nil, nil, nil, fmt.Errorf("data.train is required (e.g. --data.train BasicMotions_TRAIN.ts)")
-	}
 	if tr, err = cfg.Data.Source.Load(cfg.Data.Train); err != nil {
 		return nil, nil, nil, err
+	}
+	if tr.MissingValues > 0 {
+		fmt.Fprintf(os.Stderr, "romae: %s: %d missing values (data.nan %s): %d series left out\n",
+			cfg.Data.Train, tr.MissingValues, cmp.Or(cfg.Data.NaN, data.NaNMissing), tr.DroppedSamples)
 	}
 	r.applyDataRecipe(cfg, tr, base, pretrain)
 	if !r.set["data.series_patch"] { // chosen from the data just read
@@ -220,10 +182,16 @@ func loadTraining(cfg *runConfig, base *data.Spec, r *recipe, pretrain bool) (tr
 	return tr, val, spec, nil
 }
 
-func runTrainer(ctx context.Context, cfg *runConfig, r *recipe, m *model.Model[float32], tr, val *data.Dataset, spec *data.Spec, meta map[string]string) error {
-	fmt.Fprintln(os.Stderr, r.summary())
+// run trains m, writes result.json and the training curves into the run
+// directory, and prints the result.
+func (t *trainingRun) run(ctx context.Context, m *model.Model[float32], tr, val *data.Dataset, spec *data.Spec, meta map[string]string) error {
+	cfg := &t.cfg
+	fmt.Fprintln(os.Stderr, t.r.summary())
 	fmt.Fprintf(os.Stderr, "romae: %s model, %d parameters; %d training samples, %d validation; run directory %s\n",
 		m.Cfg.Task, m.NumParams(), len(tr.Samples), lenSamples(val), cfg.Train.Out)
+	if err := t.removeStaleRun(); err != nil {
+		return err
+	}
 	_, out, err := trainRun(ctx, cfg.Train, m, tr, val, spec, meta, nil)
 	if err != nil {
 		return err
@@ -432,6 +400,9 @@ func cmdEvaluate(_ context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if !(*ratio > 0 && *ratio < 1) {
+		return fmt.Errorf("--mask-ratio %v: want 0 < r < 1", *ratio)
+	}
 	if *hidden != "" {
 		return evaluateInterpolation(u, *hidden, *baselines)
 	}
@@ -606,11 +577,19 @@ func writeCSV(path string, fill func(*csv.Writer) error) error {
 
 func cmdInterpolate(_ context.Context, args []string) error {
 	fs, u := usingFlags("interpolate", "interpolate --model PRETRAINED --data FILE (--at START:STOP:STEP | --queries FILE) [--out values.csv]")
-	at := fs.String("at", "", "grid on the last position axis (time), START:STOP:STEP; with several axes, queried for every combination of the other axes' values seen in the series (e.g. every band)")
-	queries := fs.String("queries", "", "CSV with header id,pos1[,pos2,...]: positions to predict per series")
-	out := fs.String("out", "-", "output CSV (- : stdout)")
+	at := fs.String("at", "", "grid on the time axis, START:STOP:STEP; with several axes, queried for every combination of the other axes' values seen in the series (e.g. every band)")
+	queries := fs.String("queries", "", "CSV of the positions to predict per series, with the header interpolate writes: id and the position axes (id,time or id,channel,time; a channel by name or index)")
+	out := fs.String("out", "-", "output CSV (- : stdout): id, the position axes, then one column per value, named as in the data (CSV value columns, .ts dim0, dim1, ...)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if (*at == "") == (*queries == "") {
+		return fmt.Errorf("give exactly one of --at and --queries")
+	}
+	if *at != "" {
+		if _, err := parseAt(*at); err != nil {
+			return err
+		}
 	}
 	l, err := u.load(false)
 	if err != nil {
@@ -620,31 +599,22 @@ func cmdInterpolate(_ context.Context, args []string) error {
 		return err
 	}
 	D, C := l.m.Cfg.PosDims, l.m.Cfg.Values
+	cols := dataColumns(l.ds, l.spec)
 	var q [][]float32
-	switch {
-	case *at != "" && *queries == "":
-		if q, err = gridQueries(l.ds, *at); err != nil {
-			return err
-		}
-	case *queries != "" && *at == "":
-		if q, err = fileQueries(l.ds, *queries); err != nil {
-			return err
-		}
-	default:
-		return fmt.Errorf("give exactly one of --at and --queries")
+	if *at != "" {
+		q, err = gridQueries(l.ds, *at)
+	} else {
+		q, err = fileQueries(l.ds, cols, *queries)
+	}
+	if err != nil {
+		return err
 	}
 	vals, err := eval.Interpolate(l.m, l.m.NewWorkspace(), l.ds, q, u.batchSize)
 	if err != nil {
 		return err
 	}
 	return writeCSV(*out, func(w *csv.Writer) error {
-		header := []string{"id"}
-		for a := 0; a < D; a++ {
-			header = append(header, fmt.Sprintf("pos%d", a))
-		}
-		for c := 0; c < C; c++ {
-			header = append(header, fmt.Sprintf("value%d", c))
-		}
+		header := append(append([]string{"id"}, cols.axes...), cols.values...)
 		if err := w.Write(header); err != nil {
 			return err
 		}
@@ -658,7 +628,7 @@ func cmdInterpolate(_ context.Context, args []string) error {
 			for j := 0; j < len(q[i])/D; j++ {
 				rec := []string{s.ID}
 				for a := 0; a < D; a++ {
-					rec = append(rec, strconv.FormatFloat(float64(q[i][j*D+a]), 'g', 8, 32))
+					rec = append(rec, cols.position(a, q[i][j*D+a]))
 				}
 				for c := 0; c < C; c++ {
 					rec = append(rec, strconv.FormatFloat(float64(v[j*C+c]), 'g', 7, 32))
@@ -670,6 +640,68 @@ func cmdInterpolate(_ context.Context, args []string) error {
 		}
 		return nil
 	})
+}
+
+// columns names a dataset's position axes and value slots for interpolate's
+// query and output files: the time axis "time", a channel axis "channel"
+// (its values written by name when the file names its channels), image
+// axes "row" and "col", others pos0, pos1, ...; values by the file's names
+// (CSV value columns, .ts dim0, dim1, ...) or value0, value1, ...
+type columns struct {
+	axes, values []string
+	channelAxis  int      // -1: none
+	channels     []string // names of the channel axis' indices
+}
+
+func dataColumns(ds *data.Dataset, spec *data.Spec) columns {
+	c := columns{channelAxis: -1}
+	for a := range ds.D {
+		name := fmt.Sprintf("pos%d", a)
+		switch {
+		case spec.Source.Patch != [2]int{} && ds.D == 2:
+			name = []string{"row", "col"}[a]
+		case a == ds.TimeAxis:
+			name = "time"
+		case ds.D == 2:
+			name, c.channelAxis, c.channels = "channel", a, ds.Channels
+		}
+		c.axes = append(c.axes, name)
+	}
+	c.values = ds.ValueNames
+	if len(c.values) != ds.C {
+		c.values = nil
+		for k := range ds.C {
+			c.values = append(c.values, fmt.Sprintf("value%d", k))
+		}
+	}
+	return c
+}
+
+// position formats coordinate v of axis a: a channel by name when it has one.
+func (c columns) position(a int, v float32) string {
+	if a == c.channelAxis {
+		if k := int(v); float32(k) == v && k >= 0 && k < len(c.channels) {
+			return c.channels[k]
+		}
+	}
+	return strconv.FormatFloat(float64(v), 'g', 8, 32)
+}
+
+// parsePosition reads coordinate s of axis a: a channel name or a number.
+func (c columns) parsePosition(a int, s string) (float32, error) {
+	if a == c.channelAxis {
+		if k := slices.Index(c.channels, s); k >= 0 {
+			return float32(k), nil
+		}
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(s), 32)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		if a == c.channelAxis && len(c.channels) > 0 {
+			return 0, fmt.Errorf("channel %q is neither one of %s nor a finite number", s, strings.Join(c.channels, ", "))
+		}
+		return 0, fmt.Errorf("position %q is not a finite number", s)
+	}
+	return float32(v), nil
 }
 
 // pointModel refuses interpolation with a model whose tokens are patches of
@@ -721,8 +753,10 @@ func gridQueries(ds *data.Dataset, spec string) ([][]float32, error) {
 	return q, nil
 }
 
-// fileQueries reads id,pos1[,pos2...] rows.
-func fileQueries(ds *data.Dataset, path string) ([][]float32, error) {
+// fileQueries reads the query CSV: a header of id and the position axes as
+// interpolate writes them (the older pos1, pos2, ... is accepted for one
+// release, with a note), then one row per query position.
+func fileQueries(ds *data.Dataset, cols columns, path string) ([][]float32, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -730,6 +764,7 @@ func fileQueries(ds *data.Dataset, path string) ([][]float32, error) {
 	defer f.Close()
 	r := csv.NewReader(f)
 	r.FieldsPerRecord = ds.D + 1
+	want := append([]string{"id"}, cols.axes...)
 	index := map[string]int{}
 	for i, s := range ds.Samples {
 		index[s.ID] = i
@@ -741,24 +776,45 @@ func fileQueries(ds *data.Dataset, path string) ([][]float32, error) {
 			if errors.Is(err, io.EOF) {
 				break
 			}
-			return nil, fmt.Errorf("%s:%d: %w (want id and %d positions)", path, line, err, ds.D)
+			return nil, fmt.Errorf("%s:%d: %w (want %s)", path, line, err, strings.Join(want, ","))
 		}
 		if line == 1 {
-			continue // header
+			if !slices.Equal(rec, want) {
+				if !legacyQueryHeader(rec) {
+					return nil, fmt.Errorf("%s:1: header %s: want %s, the columns interpolate writes", path, strings.Join(rec, ","), strings.Join(want, ","))
+				}
+				fmt.Fprintf(os.Stderr, "romae interpolate: %s: the header %s is deprecated and will be refused in the next release; write %s\n",
+					path, strings.Join(rec, ","), strings.Join(want, ","))
+			}
+			continue
 		}
 		i, ok := index[rec[0]]
 		if !ok {
 			return nil, fmt.Errorf("%s:%d: series %q is not in the data", path, line, rec[0])
 		}
 		for a := 0; a < ds.D; a++ {
-			v, err := strconv.ParseFloat(rec[1+a], 32)
-			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("%s:%d: position %q is not a finite number", path, line, rec[1+a])
+			v, err := cols.parsePosition(a, rec[1+a])
+			if err != nil {
+				return nil, fmt.Errorf("%s:%d: %s: %w", path, line, want[1+a], err)
 			}
-			q[i] = append(q[i], float32(v))
+			q[i] = append(q[i], v)
 		}
 	}
 	return q, nil
+}
+
+// legacyQueryHeader is the header of earlier versions: id,pos1,pos2,...
+// (or pos0, ...).
+func legacyQueryHeader(rec []string) bool {
+	if rec[0] != "id" {
+		return false
+	}
+	for _, h := range rec[1:] {
+		if n, ok := strings.CutPrefix(h, "pos"); !ok || n == "" || strings.Trim(n, "0123456789") != "" {
+			return false
+		}
+	}
+	return true
 }
 
 func cmdEmbed(_ context.Context, args []string) error {
@@ -770,6 +826,9 @@ func cmdEmbed(_ context.Context, args []string) error {
 	}
 	if *out == "" {
 		return fmt.Errorf("--out is required")
+	}
+	if !slices.Contains([]string{"auto", model.PoolCLS, model.PoolMean}, *pool) {
+		return fmt.Errorf("--pool %q: want auto, cls or mean", *pool)
 	}
 	l, err := u.load(false)
 	if err != nil {

@@ -2,9 +2,13 @@ package main
 
 import (
 	"encoding"
+	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -62,7 +66,7 @@ func defaultRunConfig() runConfig {
 			UseCLS: true, Task: "auto", Pool: "auto", NormEps: d.NormEps,
 			Siren: rope.SirenSpec{TimeAxis: -1, TimeScale: 1, CatDim: 4, Hidden: 32, Omega0: 10}},
 		Train: train.DefaultConfig(),
-		Data:  dataSection{ValFraction: 0, Normalize: true, Source: data.Source{Format: "auto", Missing: data.MissingDropStep}},
+		Data:  dataSection{ValFraction: 0, Normalize: true, Source: data.Source{Format: "auto", Missing: data.MissingDropStep, NaN: data.NaNMissing}},
 	}
 }
 
@@ -94,8 +98,11 @@ func (s *modelSection) modelConfig(task string, values, posDims, outputs int) (m
 	return c, c.Validate()
 }
 
-// parseRunConfig reads --config (if given) and then the flags into cfg.
-func parseRunConfig(fs *flag.FlagSet, cfg *runConfig, args []string) error {
+// parseRunConfig reads --config (if given) and then the flags into cfg,
+// and returns the dotted setting names ("train.lr") the config file gives.
+// The short vocabulary every command shares stands for the settings it
+// names: --data, --format, --labels-file, --batch-size and --out.
+func parseRunConfig(fs *flag.FlagSet, cfg *runConfig, args []string) (fromFile map[string]bool, err error) {
 	for i, a := range args {
 		var path string
 		switch {
@@ -105,20 +112,70 @@ func parseRunConfig(fs *flag.FlagSet, cfg *runConfig, args []string) error {
 			path = a[strings.Index(a, "=")+1:]
 		}
 		if path != "" {
-			raw, err := os.ReadFile(path)
-			if err != nil {
-				return err
-			}
-			dec := yaml.NewDecoder(strings.NewReader(string(raw)))
-			dec.KnownFields(true)
-			if err := dec.Decode(cfg); err != nil {
-				return fmt.Errorf("%s: %w", path, err)
+			if fromFile, err = readConfigFile(path, cfg); err != nil {
+				return nil, err
 			}
 		}
 	}
 	fs.String("config", "", "YAML or JSON file with model/train/data sections; flags override it")
 	bindFlags(fs, reflect.ValueOf(cfg).Elem(), "")
-	return fs.Parse(args)
+	for name, target := range map[string]string{"data": "data.train", "format": "data.format", "labels-file": "data.labels_file",
+		"batch-size": "train.batch_size", "out": "train.out"} {
+		alias(fs, name, target)
+	}
+	return fromFile, fs.Parse(args)
+}
+
+// readConfigFile decodes a YAML or JSON config file into cfg, unknown
+// fields being errors, and returns the dotted names of the settings it
+// gives. Errors name the file and its language, on one line.
+func readConfigFile(path string, cfg *runConfig) (map[string]bool, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	lang := "YAML"
+	if strings.EqualFold(filepath.Ext(path), ".json") || strings.HasPrefix(strings.TrimSpace(string(raw)), "{") {
+		lang = "JSON"
+		// YAML reads JSON, but its syntax errors would speak of YAML:
+		// check the syntax as JSON first.
+		var v any
+		if err := json.Unmarshal(raw, &v); err != nil {
+			var se *json.SyntaxError
+			if errors.As(err, &se) {
+				line := 1 + strings.Count(string(raw[:se.Offset]), "\n")
+				return nil, fmt.Errorf("%s:%d: JSON config: %v", path, line, err)
+			}
+			return nil, fmt.Errorf("%s: JSON config: %v", path, err)
+		}
+	}
+	configErr := func(err error) error {
+		msg := strings.TrimPrefix(err.Error(), "yaml: ")
+		msg = strings.Join(strings.Fields(strings.ReplaceAll(msg, "\n", " ")), " ")
+		return fmt.Errorf("%s: %s config: %s", path, lang, msg)
+	}
+	dec := yaml.NewDecoder(strings.NewReader(string(raw)))
+	dec.KnownFields(true)
+	if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
+		return nil, configErr(err)
+	}
+	var tree map[string]any
+	if err := yaml.Unmarshal(raw, &tree); err != nil {
+		return nil, configErr(err)
+	}
+	set := map[string]bool{}
+	var walk func(prefix string, m map[string]any)
+	walk = func(prefix string, m map[string]any) {
+		for k, v := range m {
+			if sub, ok := v.(map[string]any); ok {
+				walk(prefix+k+".", sub)
+			} else {
+				set[prefix+k] = true
+			}
+		}
+	}
+	walk("", tree)
+	return set, nil
 }
 
 // bindFlags registers one flag per leaf field of v, named by its yaml path
@@ -142,6 +199,7 @@ func bindFlags(fs *flag.FlagSet, v reflect.Value, prefix string) {
 			continue
 		}
 		fs.Var(&fieldValue{fv}, name, f.Tag.Get("help"))
+		running.settings[name] = true
 	}
 }
 
@@ -171,6 +229,19 @@ func (f *fieldValue) String() string {
 		return strings.Join(parts, ",")
 	}
 	return fmt.Sprint(f.v.Interface())
+}
+
+// typeName is the placeholder the usage shows for the field's value.
+func (f *fieldValue) typeName() string {
+	switch f.v.Kind() {
+	case reflect.Int, reflect.Uint64:
+		return "int"
+	case reflect.Float64:
+		return "float"
+	case reflect.Slice, reflect.Array:
+		return "list"
+	}
+	return "string"
 }
 
 func (f *fieldValue) IsBoolFlag() bool { return f.v.Kind() == reflect.Bool }

@@ -12,7 +12,10 @@ import (
 	"os"
 	"os/signal"
 	"sort"
+	"strings"
 	"syscall"
+
+	"romae/train"
 )
 
 type command struct {
@@ -23,7 +26,7 @@ type command struct {
 var commands = map[string]command{
 	"version":         {"version, commit, Go version and matrix-multiply back ends", cmdVersion},
 	"pretrain":        {"pre-train a masked autoencoder on unlabelled data", cmdPretrain},
-	"finetune":        {"train a classifier/regressor, from a pre-trained checkpoint (--from) or from scratch", cmdFinetune},
+	"finetune":        {"train a classifier/regressor, from a pre-trained checkpoint (--model) or from scratch", cmdFinetune},
 	"evaluate":        {"metrics of a checkpoint on a data file (JSON)", cmdEvaluate},
 	"predict":         {"predictions (labels and probabilities, or targets) as CSV or JSON", cmdPredict},
 	"interpolate":     {"values at requested times/positions for each series (CSV)", cmdInterpolate},
@@ -34,7 +37,7 @@ var commands = map[string]command{
 }
 
 func usage(w io.Writer) {
-	fmt.Fprintf(w, "usage: romae <command> [flags]   (romae <command> --help for its flags)\n\ncommands:\n")
+	fmt.Fprintf(w, "usage: romae <command> [flags]   (romae <command> --help or romae help <command> for its flags)\n\ncommands:\n")
 	names := make([]string, 0, len(commands))
 	for n := range commands {
 		names = append(names, n)
@@ -51,7 +54,7 @@ func main() {
 		os.Exit(2)
 	}
 	switch os.Args[1] {
-	case "-h", "--help", "help":
+	case "-h", "--help":
 		usage(os.Stdout)
 		return
 	case "--version", "-version":
@@ -67,6 +70,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err := cmd.run(ctx, os.Args[2:])
+	var interrupted *train.Interrupted
 	switch {
 	case err == nil:
 	case errors.Is(err, flag.ErrHelp) && running.fs != nil:
@@ -74,8 +78,40 @@ func main() {
 	case running.badFlags:
 		fmt.Fprintf(os.Stderr, "romae %s: %v (romae %s --help lists the flags)\n", os.Args[1], err, os.Args[1])
 		os.Exit(2)
+	case errors.As(err, &interrupted):
+		fmt.Fprintf(os.Stderr, "romae %s: %v\nresume with: %s\n", os.Args[1], err, resumeCommand(os.Args))
+		os.Exit(130) // the shell's code for a command ended by SIGINT
 	default:
 		fmt.Fprintf(os.Stderr, "romae %s: %v\n", os.Args[1], err)
 		os.Exit(1)
 	}
+}
+
+// resumeCommand is the command line that continues an interrupted training
+// run: the same one, with --train.resume and without --overwrite (which
+// would delete the checkpoint to resume from).
+func resumeCommand(args []string) string {
+	var words []string
+	resume := false
+	for _, a := range args {
+		switch strings.TrimLeft(a, "-") {
+		case "overwrite", "overwrite=true":
+			continue
+		case "train.resume", "train.resume=true":
+			resume = true
+		}
+		words = append(words, shellQuote(a))
+	}
+	if !resume {
+		words = append(words, "--train.resume")
+	}
+	return strings.Join(words, " ")
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

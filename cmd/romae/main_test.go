@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -38,15 +37,15 @@ const (
 // pretrain → finetune → evaluate → predict → interpolate → embed → inspect.
 func TestEndToEnd(t *testing.T) {
 	dir := t.TempDir()
-	small := []string{"--model.size", "36,2,2,72", "--model.decoder_size", "24,2,1,48", "--train.batch_size", "8",
-		"--train.progress", "none", "--data.train", trainTS}
+	common := []string{"--batch-size", "8", "--train.progress", "none", "--data", trainTS}
 	pre := filepath.Join(dir, "pre")
-	if _, err := capture(t, cmdPretrain, append(small, "--train.epochs", "2", "--train.out", pre)...); err != nil {
+	if _, err := capture(t, cmdPretrain, append(common, "--model.size", "36,2,2,72", "--model.decoder_size", "24,2,1,48",
+		"--train.epochs", "2", "--out", pre)...); err != nil {
 		t.Fatal(err)
 	}
 	ft := filepath.Join(dir, "ft")
-	out, err := capture(t, cmdFinetune, append(small, "--from", pre, "--data.val", testTS, "--train.epochs", "4",
-		"--train.lr", "0.003", "--train.out", ft)...)
+	out, err := capture(t, cmdFinetune, append(common, "--model", pre, "--data.val", testTS, "--train.epochs", "4",
+		"--train.lr", "0.003", "--out", ft)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,8 +83,8 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows = readCSV(t, interp)
-	if len(rows) != 1+40*3 || len(rows[0]) != 1+1+6 || rows[1][1] != "0.5" {
-		t.Errorf("interpolation: %d rows of %d columns, first %v", len(rows), len(rows[0]), rows[1])
+	if len(rows) != 1+40*3 || strings.Join(rows[0], ",") != "id,time,dim0,dim1,dim2,dim3,dim4,dim5" || rows[1][1] != "0.5" {
+		t.Errorf("interpolation: %d rows, header %v, first %v", len(rows), rows[0], rows[1])
 	}
 
 	emb := filepath.Join(dir, "e.npy")
@@ -180,9 +179,9 @@ func TestSizesCommand(t *testing.T) {
 // angle network is transferred with the encoder), interpolate.
 func TestSirenPaths(t *testing.T) {
 	dir := t.TempDir()
-	small := []string{"--model.size", "24,2,1,48", "--model.decoder_size", "24,2,1,48", "--train.batch_size", "8",
-		"--train.progress", "none", "--data.train", trainTS, "--model.pos_encoding", "siren", "--model.siren.periods", "10,25",
-		"--model.siren.hidden", "8", "--train.epochs", "1"}
+	common := []string{"--train.batch_size", "8", "--train.progress", "none", "--data.train", trainTS, "--train.epochs", "1"}
+	small := append([]string{"--model.size", "24,2,1,48", "--model.decoder_size", "24,2,1,48", "--model.pos_encoding", "siren",
+		"--model.siren.periods", "10,25", "--model.siren.hidden", "8"}, common...)
 	pre := filepath.Join(dir, "pre")
 	if _, err := capture(t, cmdPretrain, append(small, "--train.out", pre)...); err != nil {
 		t.Fatal(err)
@@ -191,7 +190,7 @@ func TestSirenPaths(t *testing.T) {
 	if err != nil || !strings.Contains(out, `"pos_encoding": "siren"`) || !strings.Contains(out, `"periods": [`) {
 		t.Fatalf("inspect: %v\n%s", err, out)
 	}
-	if _, err := capture(t, cmdFinetune, append(small, "--from", pre, "--train.out", filepath.Join(dir, "ft"))...); err != nil {
+	if _, err := capture(t, cmdFinetune, append(common, "--model", pre, "--train.out", filepath.Join(dir, "ft"))...); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := capture(t, cmdInterpolate, "--model", pre, "--data", testTS, "--at", "0:1:0.5", "--out", filepath.Join(dir, "i.csv")); err != nil {
@@ -242,23 +241,14 @@ func TestUsingCommandsRefuseBadInput(t *testing.T) {
 // line on standard error naming the flag, with a hint, and exit 2; version
 // names the back ends.
 func TestHelpVersionAndBadFlags(t *testing.T) {
-	run := func(args ...string) (stdout, stderr string, code int) {
-		cmd := exec.Command(os.Args[0], args...)
-		cmd.Env = append(os.Environ(), "ROMAE_HOSTILE_AS_MAIN=1")
-		var o, e strings.Builder
-		cmd.Stdout, cmd.Stderr = &o, &e
-		err := cmd.Run()
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return o.String(), e.String(), code
-	}
-	for _, c := range []string{"pretrain", "finetune", "evaluate", "predict", "interpolate", "embed", "inspect", "experiment", "bench"} {
+	run := func(args ...string) (stdout, stderr string, code int) { return runMain(t, args...) }
+	for _, c := range []string{"pretrain", "finetune", "evaluate", "predict", "interpolate", "embed", "inspect", "experiment", "bench", "report"} {
 		out, errOut, code := run(c, "--help")
 		if code != 0 || !strings.HasPrefix(out, "usage: romae "+c) || errOut != "" {
 			t.Errorf("%s --help: exit %d, stdout %.60q, stderr %q", c, code, out, errOut)
+		}
+		if help, _, code := run("help", c); code != 0 || help != out {
+			t.Errorf("romae help %s: exit %d, and not the same as %s --help", c, code, c)
 		}
 	}
 	out, errOut, code := run("pretrain", "--train.lr", "fast")

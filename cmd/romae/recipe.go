@@ -3,12 +3,10 @@ package main
 import (
 	"flag"
 	"fmt"
+	"maps"
 	"math"
-	"os"
 	"sort"
 	"strings"
-
-	"gopkg.in/yaml.v3"
 
 	"romae/data"
 	"romae/model"
@@ -54,34 +52,15 @@ const (
 )
 
 // explicitSettings is the set of dotted setting names ("train.lr") the user
-// gave, by flag or in the --config file.
-func explicitSettings(fs *flag.FlagSet) (map[string]bool, error) {
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	path := fs.Lookup("config").Value.String()
-	if path == "" {
-		return set, nil
+// gave: by flag (an alias counts as the setting it stands for) or in the
+// config file (fromFile).
+func explicitSettings(fs *flag.FlagSet, fromFile map[string]bool) map[string]bool {
+	set := maps.Clone(fromFile)
+	if set == nil {
+		set = map[string]bool{}
 	}
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var tree map[string]any
-	if err := yaml.Unmarshal(raw, &tree); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	var walk func(prefix string, m map[string]any)
-	walk = func(prefix string, m map[string]any) {
-		for k, v := range m {
-			if sub, ok := v.(map[string]any); ok {
-				walk(prefix+k+".", sub)
-			} else {
-				set[prefix+k] = true
-			}
-		}
-	}
-	walk("", tree)
-	return set, nil
+	fs.Visit(func(f *flag.Flag) { set[canonical(f.Name)] = true })
+	return set
 }
 
 // recipe records the choices made for the settings the user left open.

@@ -35,15 +35,14 @@ func TestRecipeFromData(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := defaultRunConfig()
-			fs := newFlagSet("finetune", "")
-			r, err := parseTrainingArgs(fs, &cfg, tc.args)
+			run, err := parseTraining("finetune", "", append(tc.args, "--data", trainTS, "--out", t.TempDir()))
 			if err != nil {
 				t.Fatal(err)
 			}
-			r.applyTrainRecipe(&cfg, tc.n, tc.n/4, tc.task, tc.fromScratch)
+			cfg, r := &run.cfg, run.r
+			r.applyTrainRecipe(cfg, tc.n, tc.n/4, tc.task, tc.fromScratch)
 			if tc.task != model.TaskPretrain {
-				r.applyRefitRecipe(&cfg, tc.n/4)
+				r.applyRefitRecipe(cfg, tc.n/4)
 			}
 			got := map[string]any{"batch": cfg.Train.BatchSize, "epochs": cfg.Train.Epochs, "size": cfg.Model.Size,
 				"pool": cfg.Model.Pool, "lr": cfg.Train.LR, "drop": cfg.Train.AugmentDrop, "select": cfg.Train.Select,
@@ -96,12 +95,12 @@ func TestSeriesPatchFor(t *testing.T) {
 func TestRecipeRespectsConfigFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "run.yaml")
 	os.WriteFile(path, []byte("train:\n  epochs: 3\nmodel:\n  size: tiny\n"), 0o644)
-	cfg := defaultRunConfig()
-	r, err := parseTrainingArgs(newFlagSet("finetune", ""), &cfg, []string{"--config", path})
+	run, err := parseTraining("finetune", "", []string{"--config", path, "--data", trainTS, "--out", t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.applyTrainRecipe(&cfg, 40, 10, model.TaskClassify, true)
+	cfg := &run.cfg
+	run.r.applyTrainRecipe(cfg, 40, 10, model.TaskClassify, true)
 	if cfg.Train.Epochs != 3 || cfg.Model.Size != "tiny" || cfg.Train.BatchSize != 8 {
 		t.Errorf("epochs %d size %s batch %d, want 3, tiny (from the file) and 8 (chosen)", cfg.Train.Epochs, cfg.Model.Size, cfg.Train.BatchSize)
 	}

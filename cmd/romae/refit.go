@@ -21,8 +21,12 @@ const holdoutDir = "holdout"
 // pm if any) is trained with the same settings on tr and val together, in
 // OUT, and is the run's model (best.safetensors = its last epoch). Both runs
 // resume with train.resume.
-func runHoldoutThenRefit(ctx context.Context, cfg *runConfig, r *recipe, m, pm *model.Model[float32], tr, val *data.Dataset, spec *data.Spec, meta map[string]string) error {
-	fmt.Fprintln(os.Stderr, r.summary())
+func (t *trainingRun) runHoldoutThenRefit(ctx context.Context, m, pm *model.Model[float32], tr, val *data.Dataset, spec *data.Spec, meta map[string]string) error {
+	cfg := &t.cfg
+	fmt.Fprintln(os.Stderr, t.r.summary())
+	if err := t.removeStaleRun(); err != nil {
+		return err
+	}
 	hold := cfg.Train
 	hold.Out = filepath.Join(cfg.Train.Out, holdoutDir)
 	fmt.Fprintf(os.Stderr, "romae: run 1/2 (hold-out estimate): %s model, %d parameters; %d training samples, %d held out; %s\n",

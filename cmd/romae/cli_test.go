@@ -1,0 +1,304 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"romae/model"
+	"romae/train"
+)
+
+// runMain runs this test binary as romae (TestMain) and returns what it
+// wrote and its exit code.
+func runMain(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "ROMAE_HOSTILE_AS_MAIN=1")
+	var o, e strings.Builder
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return o.String(), e.String(), code
+}
+
+// Every command spells the shared things the same way: --data, --format,
+// --batch-size, --model, --out wherever they apply.
+func TestOneVocabulary(t *testing.T) {
+	want := map[string][]string{
+		"pretrain":    {"data", "format", "batch-size", "out"},
+		"finetune":    {"data", "format", "batch-size", "model", "out"},
+		"evaluate":    {"data", "format", "batch-size", "model"},
+		"predict":     {"data", "format", "batch-size", "model", "out"},
+		"interpolate": {"data", "format", "batch-size", "model", "out"},
+		"embed":       {"data", "format", "batch-size", "model", "out"},
+		"bench":       {"batch-size"},
+		"experiment":  {"data", "out"},
+	}
+	for cmd, names := range want {
+		docs, err := commandFlags(cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var have []string
+		for _, d := range docs {
+			have = append(have, d.names...)
+		}
+		for _, n := range names {
+			if !slices.Contains(have, n) {
+				t.Errorf("romae %s has no --%s (flags: %v)", cmd, n, have)
+			}
+		}
+	}
+}
+
+// The old spellings work for one release and say so on standard error.
+func TestDeprecatedSpellings(t *testing.T) {
+	_, errOut, code := runMain(t, "bench", "--batch", "2", "--tokens", "4", "--steps", "1", "--warmup", "0", "--size", "tiny-shallow")
+	if code != 0 || !strings.Contains(errOut, "--batch is deprecated") || !strings.Contains(errOut, "use --batch-size") {
+		t.Errorf("bench --batch: exit %d, stderr %q", code, errOut)
+	}
+	_, errOut, code = runMain(t, "finetune", "--from", filepath.Join(t.TempDir(), "none"), "--data", trainTS)
+	if code != 1 || !strings.Contains(errOut, "--from is deprecated") || !strings.Contains(errOut, "use --model") || !strings.Contains(errOut, "none") {
+		t.Errorf("finetune --from: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// Every setting is checked before any data is read (here the data file does
+// not even exist, so a data error would show); flags that cannot apply to
+// the command are errors; a JSON config's errors say JSON.
+func TestSettingsCheckedBeforeData(t *testing.T) {
+	dir := t.TempDir()
+	none := filepath.Join(dir, "none.ts")
+	badJSON := filepath.Join(dir, "run.json")
+	os.WriteFile(badJSON, []byte("{\"train\": {\"epochs\": 3,}}"), 0o644)
+	unknownJSON := filepath.Join(dir, "unknown.json")
+	os.WriteFile(unknownJSON, []byte(`{"train": {"epoch": 3}}`), 0o644)
+	ckpt := filepath.Join(dir, "pre")
+	for _, tc := range []struct {
+		run  func(context.Context, []string) error
+		args []string
+		want string
+	}{
+		{cmdPretrain, []string{"--data", none, "--train.epochs", "0"}, "train.epochs = 0"},
+		{cmdPretrain, []string{"--data", none, "--model.size", "huge"}, "model.size"},
+		{cmdPretrain, []string{"--data", none, "--model.pos_encoding", "alibi"}, "pos_encoding"},
+		{cmdPretrain, []string{"--data", none, "--data.nan", "skip"}, "data.nan"},
+		{cmdPretrain, []string{"--data", none, "--data.patch", "0,5"}, "data.patch"},
+		{cmdPretrain, []string{"--data", trainTS, "--data.patch", "4,4"}, "image patches apply to .npy/.npz"},
+		{cmdPretrain, []string{"--data", none}, "none.ts"},
+		{cmdPretrain, []string{"--data", trainTS, "--train.label_smoothing", "0.1"}, "--train.label_smoothing applies to finetune, not pretrain"},
+		{cmdFinetune, []string{"--data", trainTS, "--train.mask_ratio", "0.5"}, "applies to pretrain"},
+		{cmdFinetune, []string{"--model", ckpt, "--data", trainTS, "--model.size", "base"}, "--model.size cannot apply with --model"},
+		{cmdFinetune, []string{"--model", ckpt, "--data", trainTS, "--model.pos_encoding", "absolute"}, "--model.pos_encoding cannot apply"},
+		{cmdPretrain, []string{"--config", badJSON}, "run.json:1: JSON config"},
+		{cmdPretrain, []string{"--config", unknownJSON}, "unknown.json: JSON config: unmarshal errors: line 1: field epoch not found"},
+		{cmdPretrain, []string{"--data", trainTS, "extra.ts"}, `unexpected argument "extra.ts"`},
+	} {
+		_, err := capture(t, tc.run, tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: got %v, want an error containing %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+// A config file shared by pretrain and finetune may give architecture
+// settings, but one that contradicts the pre-trained model is an error.
+func TestFinetuneConfigArchitectureMustMatch(t *testing.T) {
+	dir := t.TempDir()
+	pre := filepath.Join(dir, "pre")
+	cfg := filepath.Join(dir, "run.yaml")
+	os.WriteFile(cfg, []byte("model:\n  size: 24,2,1,48\n  decoder_size: 24,2,1,48\ntrain:\n  epochs: 1\n  progress: none\n"), 0o644)
+	if _, err := capture(t, cmdPretrain, "--config", cfg, "--data", trainTS, "--out", pre); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := capture(t, cmdFinetune, "--config", cfg, "--model", pre, "--data", trainTS, "--out", filepath.Join(dir, "ft")); err != nil {
+		t.Errorf("finetune with the same config file: %v", err)
+	}
+	os.WriteFile(cfg, []byte("model:\n  size: 36,2,2,72\ntrain:\n  epochs: 1\n  progress: none\n"), 0o644)
+	_, err := capture(t, cmdFinetune, "--config", cfg, "--model", pre, "--data", trainTS, "--out", filepath.Join(dir, "ft2"))
+	if err == nil || !strings.Contains(err.Error(), "model.size 36,2,2,72 in the config file differs from the pre-trained model's 24,2,1,48") {
+		t.Errorf("contradicting size: %v", err)
+	}
+}
+
+// A run directory that holds a run is refused unless the run is resumed or
+// replaced; --overwrite deletes the old run's files, so no stale
+// best.safetensors survives to be inspected.
+func TestExistingRunDirectory(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	args := []string{"--data", trainTS, "--model.size", "24,2,1,48", "--model.decoder_size", "24,2,1,48", "--train.epochs", "1",
+		"--train.progress", "none", "--out", out}
+	if _, err := capture(t, cmdPretrain, args...); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(filepath.Join(out, train.MetricsFile))
+	_, err := capture(t, cmdPretrain, args...)
+	if err == nil || !strings.Contains(err.Error(), "already holds a run") || !strings.Contains(err.Error(), "--train.resume") || !strings.Contains(err.Error(), "--overwrite") {
+		t.Fatalf("second run into %s: %v, want a refusal naming --train.resume and --overwrite", out, err)
+	}
+	if after, _ := os.ReadFile(filepath.Join(out, train.MetricsFile)); !bytes.Equal(before, after) {
+		t.Error("the refused run changed metrics.jsonl")
+	}
+	if _, err := capture(t, cmdPretrain, append(args, "--overwrite", "--train.resume")...); err == nil || !strings.Contains(err.Error(), "contradict") {
+		t.Errorf("--overwrite with --train.resume: %v", err)
+	}
+	// Replaced by a run stopped after one step: it writes no best.safetensors.
+	if _, err := capture(t, cmdPretrain, append(args, "--overwrite", "--train.epochs", "2", "--train.max_steps", "1")...); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(out, train.BestFile)); err == nil {
+		t.Error("the replaced run's best.safetensors survived --overwrite")
+	}
+	if _, ck, err := model.Load[float32](filepath.Join(out, train.LastFile)); err != nil || !strings.Contains(ck.Meta["romae.train_state"], `"step":1,`) {
+		t.Errorf("last.safetensors after --overwrite: %v", err)
+	}
+}
+
+// Ctrl-C during training writes the checkpoint, says where it is and prints
+// the command that resumes; that command finishes the run.
+func TestInterruptPrintsResumeCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains in a subprocess")
+	}
+	out := filepath.Join(t.TempDir(), "run")
+	cmd := exec.Command(os.Args[0], "pretrain", "--data", trainTS, "--model.size", "24,2,1,48", "--model.decoder_size", "24,2,1,48",
+		"--train.epochs", "400", "--train.progress", "none", "--out", out)
+	cmd.Env = append(os.Environ(), "ROMAE_HOSTILE_AS_MAIN=1")
+	var errOut strings.Builder
+	cmd.Stderr = &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for { // until the first epoch is logged
+		if b, _ := os.ReadFile(filepath.Join(out, train.MetricsFile)); bytes.Contains(b, []byte("train_loss")) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	ee, ok := err.(*exec.ExitError)
+	msg := errOut.String()
+	if !ok || ee.ExitCode() != 130 || !strings.Contains(msg, "checkpoint written to "+filepath.Join(out, train.LastFile)) {
+		t.Fatalf("after SIGINT: %v, stderr %q; want exit 130 naming %s", err, msg, filepath.Join(out, train.LastFile))
+	}
+	_, resume, found := strings.Cut(msg, "resume with: ")
+	words := strings.Fields(resume)
+	if !found || words[0] != os.Args[0] || words[len(words)-1] != "--train.resume" {
+		t.Fatalf("resume command %q", resume)
+	}
+	// Resume with fewer epochs, so the test ends soon: the command line is
+	// the one printed, with one setting added.
+	resumed := exec.Command(words[0], append(words[1:], "--train.epochs", "3")...)
+	resumed.Env = cmd.Env
+	if b, err := resumed.CombinedOutput(); err != nil || !bytes.Contains(b, []byte("resuming")) {
+		t.Fatalf("the printed command: %v\n%s", err, b)
+	}
+	if _, err := os.Stat(filepath.Join(out, "result.json")); err != nil {
+		t.Error(err)
+	}
+}
+
+// interpolate writes the header its --queries file takes (id, then the
+// position axes by name) and channels by name; the older pos1,pos2 header
+// still works, with a note.
+func TestInterpolateColumnsByName(t *testing.T) {
+	dir := t.TempDir()
+	trainCSV, _ := writeOscillatorCSV(t, dir, "train", 6, 1)
+	pre := filepath.Join(dir, "pre")
+	if _, err := capture(t, cmdPretrain, "--data", trainCSV, "--model.size", "24,2,1,48", "--model.decoder_size", "24,2,1,48",
+		"--train.epochs", "1", "--train.progress", "none", "--out", pre); err != nil {
+		t.Fatal(err)
+	}
+	grid := filepath.Join(dir, "grid.csv")
+	if _, err := capture(t, cmdInterpolate, "--model", pre, "--data", trainCSV, "--at", "0:1:0.5", "--out", grid); err != nil {
+		t.Fatal(err)
+	}
+	rows := readCSV(t, grid)
+	if strings.Join(rows[0], ",") != "id,channel,time,value" || rows[1][1] != "ch0" || len(rows) != 1+6*3*3 {
+		t.Fatalf("grid output: header %v, first row %v, %d rows", rows[0], rows[1], len(rows))
+	}
+	// Its own rows, as queries, give the same values back.
+	queries := filepath.Join(dir, "q.csv")
+	var q strings.Builder
+	for _, r := range rows[:4] {
+		q.WriteString(strings.Join(r[:3], ",") + "\n")
+	}
+	os.WriteFile(queries, []byte(q.String()), 0o644)
+	again := filepath.Join(dir, "again.csv")
+	if _, err := capture(t, cmdInterpolate, "--model", pre, "--data", trainCSV, "--queries", queries, "--out", again); err != nil {
+		t.Fatal(err)
+	}
+	if got := readCSV(t, again); !slices.EqualFunc(got, rows[:4], slices.Equal) {
+		t.Errorf("queries %v gave %v, want %v", rows[:4], got, rows[:4])
+	}
+	os.WriteFile(queries, []byte("id,pos1,pos2\ntrain0,1,0.5\n"), 0o644)
+	_, errOut, code := runMain(t, "interpolate", "--model", pre, "--data", trainCSV, "--queries", queries)
+	if code != 0 || !strings.Contains(errOut, "deprecated") {
+		t.Errorf("legacy header: exit %d, stderr %q", code, errOut)
+	}
+	// The report draws the example interpolations by channel name.
+	out, err := capture(t, cmdReport, "--run", pre)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if html := readFile(t, strings.TrimSpace(out)); !strings.Contains(html, "ch0 value") || !strings.Contains(html, "ch2 value") {
+		t.Error("the report's interpolation legend does not name the channels")
+	}
+	os.WriteFile(queries, []byte("id,band,time\ntrain0,ch1,0.5\n"), 0o644)
+	if _, err := capture(t, cmdInterpolate, "--model", pre, "--data", trainCSV, "--queries", queries); err == nil || !strings.Contains(err.Error(), "want id,channel,time") {
+		t.Errorf("wrong header: %v", err)
+	}
+}
+
+// The README's command table and docs/cli.md's settings table are what
+// `romae help reference` generates from the flag definitions.
+// ROMAE_UPDATE_REFERENCE=1 rewrites them.
+func TestReferenceInSync(t *testing.T) {
+	cmds, settings, err := reference()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []struct{ path, marker, want string }{
+		{"../../README.md", "<!-- romae help reference: commands", cmds},
+		{"../../docs/cli.md", "<!-- romae help reference: settings", settings},
+	} {
+		raw, err := os.ReadFile(f.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc := string(raw)
+		start := strings.Index(doc, f.marker)
+		if start < 0 {
+			t.Fatalf("%s has no %q marker", f.path, f.marker)
+		}
+		start += strings.Index(doc[start:], "\n") + 1
+		end := start + strings.Index(doc[start:], "<!-- end -->")
+		if end < start {
+			t.Fatalf("%s: no <!-- end --> after %q", f.path, f.marker)
+		}
+		if doc[start:end] == f.want {
+			continue
+		}
+		if os.Getenv("ROMAE_UPDATE_REFERENCE") == "1" {
+			if err := os.WriteFile(f.path, []byte(doc[:start]+f.want+doc[end:]), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		t.Errorf("%s is out of date with the flags; ROMAE_UPDATE_REFERENCE=1 go test -run TestReferenceInSync ./cmd/romae/ rewrites it", f.path)
+	}
+}
