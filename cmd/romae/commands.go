@@ -18,6 +18,7 @@ import (
 
 	"romae/ckpt"
 	"romae/data"
+	"romae/dist"
 	"romae/eval"
 	"romae/model"
 	"romae/train"
@@ -216,13 +217,23 @@ func loadTraining(cfg *runConfig, base *data.Spec, r *recipe, pretrain bool) (tr
 }
 
 func runTrainer(ctx context.Context, cfg *runConfig, r *recipe, m *model.Model[float32], tr, val *data.Dataset, spec *data.Spec, meta map[string]string) error {
-	fmt.Fprintln(os.Stderr, r.summary())
-	fmt.Fprintf(os.Stderr, "romae: %s model, %d parameters; %d training samples, %d validation; run directory %s\n",
-		m.Cfg.Task, m.NumParams(), len(tr.Samples), lenSamples(val), cfg.Train.Out)
-	t := &train.Trainer{Cfg: cfg.Train, Model: m, Train: tr, Val: val, Data: spec, Meta: meta}
-	res, err := t.Run(ctx)
+	comm, err := dist.Open() // one rank of a data-parallel job under mpirun/srun
 	if err != nil {
 		return err
+	}
+	if comm.Rank() == 0 {
+		fmt.Fprintln(os.Stderr, r.summary())
+		fmt.Fprintf(os.Stderr, "romae: %s model, %d parameters; %d training samples, %d validation; run directory %s\n",
+			m.Cfg.Task, m.NumParams(), len(tr.Samples), lenSamples(val), cfg.Train.Out)
+	}
+	t := &train.Trainer{Cfg: cfg.Train, Model: m, Train: tr, Val: val, Data: spec, Meta: meta, Comm: comm}
+	res, err := t.Run(ctx)
+	if err != nil {
+		return endRank(comm, err)
+	}
+	defer comm.Close()
+	if comm.Rank() != 0 {
+		return nil
 	}
 	if err := writeFileAtomic(filepath.Join(cfg.Train.Out, "result.json"), mustJSON(res)); err != nil {
 		return err
