@@ -36,10 +36,13 @@ import (
 type parallel struct {
 	comm       dist.Comm
 	rank, size int
-	sub        data.Batch    // view of this rank's rows of the global batch
-	flags      [3]float64    // per-step reduction: loss, ranks failed, ranks stopping
-	commTime   time.Duration // spent in the per-step collectives
-	valWeight  float64       // this rank's validation shard's loss weight (see evaluate)
+	sub        data.Batch // view of this rank's rows of the global batch
+	flags      [3]float64 // per-step reduction: loss, ranks failed, ranks stopping
+	// Seconds per step in the flags' reduction, which waits for the
+	// slowest rank, and in the gradient allreduce that follows it, when
+	// the ranks are in step: the transfer itself.
+	waitTimes, gradTimes []float64
+	valWeight            float64 // this rank's validation shard's loss weight (see evaluate)
 }
 
 // errStop reports that some rank was interrupted: all stop together.
@@ -103,10 +106,10 @@ func (p *parallel) forwardBackward(m *model.Model[float32], ws *model.Workspace[
 		p.flags[2] = 1
 	}
 	start := time.Now()
-	defer func() { p.commTime += time.Since(start) }()
 	if rerr := p.comm.AllreduceSum64(p.flags[:]); rerr != nil {
 		return 0, errors.Join(err, rerr)
 	}
+	p.waitTimes = append(p.waitTimes, time.Since(start).Seconds())
 	switch {
 	case err != nil:
 		return 0, fmt.Errorf("rank %d of %d: %w", p.rank, p.size, err)
@@ -121,9 +124,11 @@ func (p *parallel) forwardBackward(m *model.Model[float32], ws *model.Workspace[
 			m.G[i] *= s
 		}
 	}
+	start = time.Now()
 	if err := p.comm.AllreduceSum32(m.G); err != nil {
 		return 0, err
 	}
+	p.gradTimes = append(p.gradTimes, time.Since(start).Seconds())
 	return p.flags[0], nil
 }
 

@@ -52,17 +52,19 @@ type Trainer struct {
 
 // Result summarises a run.
 type Result struct {
-	Steps     int           `json:"steps"`
-	Epochs    int           `json:"epochs"`
-	BestEpoch int           `json:"best_epoch"`
-	Best      *eval.Metrics `json:"best,omitempty"` // validation metrics of the best epoch
-	TrainLoss float64       `json:"train_loss"`     // mean over the last epoch
-	Seconds   float64       `json:"seconds"`
-	Stopped   bool          `json:"stopped,omitempty"` // max_steps reached before the last epoch ended
-	// Data-parallel runs: the ranks, and rank 0's seconds in the per-step
-	// collectives (gradient allreduce, waiting for slower ranks included).
+	Steps       int           `json:"steps"`
+	Epochs      int           `json:"epochs"`
+	BestEpoch   int           `json:"best_epoch"`
+	Best        *eval.Metrics `json:"best,omitempty"` // validation metrics of the best epoch
+	TrainLoss   float64       `json:"train_loss"`     // mean over the last epoch
+	Seconds     float64       `json:"seconds"`
+	Stopped     bool          `json:"stopped,omitempty"` // max_steps reached before the last epoch ended
+	StepSeconds float64       `json:"step_s,omitempty"`  // median wall time of a training step (validation and checkpoints excluded)
+	// Data-parallel runs: the ranks, and rank 0's median seconds per step
+	// waiting for the slowest rank and in the gradient allreduce.
 	Ranks            int     `json:"ranks,omitempty"`
-	AllreduceSeconds float64 `json:"allreduce_seconds,omitempty"`
+	WaitSeconds      float64 `json:"wait_s,omitempty"`
+	AllreduceSeconds float64 `json:"allreduce_s,omitempty"`
 }
 
 // state is what a checkpoint needs besides weights and optimiser state to
@@ -195,10 +197,12 @@ func (t *Trainer) Run(ctx context.Context) (*Result, error) {
 	prog := newProgress(logw, cfg.Progress, total)
 	start := time.Now()
 	res := &Result{}
+	var stepTimes []float64
 	logEvery := max(1, perEpoch/10)
 	for epoch := st.Epoch; epoch < cfg.Epochs; epoch++ {
 		perm := rand.New(rand.NewPCG(cfg.Seed, uint64(epoch))).Perm(N)
 		for s := st.Step - epoch*perEpoch; s < perEpoch; s++ {
+			stepStart := time.Now()
 			stopping := ctx.Err() != nil
 			if stopping && !par.distributed() {
 				return nil, t.stop(ctx, prog, opt, st)
@@ -236,6 +240,7 @@ func (t *Trainer) Run(ctx context.Context) (*Result, error) {
 			}
 			lr := sched.LR(st.Step)
 			opt.Step(m.Params, lr)
+			stepTimes = append(stepTimes, time.Since(stepStart).Seconds())
 			st.Step++
 			st.LossSum += loss
 			st.LossN++
@@ -257,7 +262,7 @@ func (t *Trainer) Run(ctx context.Context) (*Result, error) {
 			if cfg.MaxSteps > 0 && st.Step >= cfg.MaxSteps && st.Step < total {
 				prog.done()
 				res.Stopped = true
-				return t.finish(res, st, start, opt)
+				return t.finish(res, st, start, opt, stepTimes)
 			}
 		}
 		res.TrainLoss = st.LossSum / float64(max(st.LossN, 1))
@@ -296,18 +301,19 @@ func (t *Trainer) Run(ctx context.Context) (*Result, error) {
 			return nil, err
 		}
 	}
-	return t.finish(res, st, start, opt)
+	return t.finish(res, st, start, opt, stepTimes)
 }
 
-func (t *Trainer) finish(res *Result, st state, start time.Time, opt optim.Optimizer) (*Result, error) {
+func (t *Trainer) finish(res *Result, st state, start time.Time, opt optim.Optimizer, stepTimes []float64) (*Result, error) {
 	if err := t.save(LastFile, opt, st); err != nil {
 		return nil, err
 	}
 	res.Steps, res.Epochs, res.BestEpoch, res.Best = st.Step, st.Epoch, st.BestEpoch, st.Best
 	res.Seconds = time.Since(start).Seconds()
 	if t.par.distributed() {
-		res.Ranks, res.AllreduceSeconds = t.par.size, t.par.commTime.Seconds()
+		res.Ranks, res.WaitSeconds, res.AllreduceSeconds = t.par.size, median(t.par.waitTimes), median(t.par.gradTimes)
 	}
+	res.StepSeconds = median(stepTimes)
 	return res, nil
 }
 
@@ -524,4 +530,13 @@ func trimMetrics(path string, step int) error {
 		_, err := w.Write(keep)
 		return err
 	})
+}
+
+// median of x (0 when empty); x is reordered.
+func median(x []float64) float64 {
+	if len(x) == 0 {
+		return 0
+	}
+	slices.Sort(x)
+	return (x[(len(x)-1)/2] + x[len(x)/2]) / 2
 }
