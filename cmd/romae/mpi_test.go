@@ -15,11 +15,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"gopkg.in/yaml.v3"
 
 	"romae/model"
 	"romae/train"
@@ -278,4 +282,42 @@ func alive(pid int) bool {
 	// pid (comm) state …: comm may hold spaces and parentheses.
 	rest := stat[bytes.LastIndexByte(stat, ')')+1:]
 	return len(rest) > 1 && rest[1] != 'Z'
+}
+
+// The launch examples use flags the binary has, and the MPIJob starts one
+// rank per worker.
+func TestMPIExamples(t *testing.T) {
+	r := newMPIRig(t)
+	help, _ := exec.Command(r.bin, "pretrain", "--help").CombinedOutput()
+	for _, f := range []string{"slurm.sbatch", "mpijob.yaml"} {
+		raw, err := os.ReadFile(filepath.Join("../../examples/distributed", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, flag := range regexp.MustCompile(`--(?:model|train|data)\.[a-z_]+`).FindAllString(string(raw), -1) {
+			if !regexp.MustCompile(`-` + regexp.QuoteMeta(flag[2:]) + `\b`).Match(help) {
+				t.Errorf("%s uses %s, which `romae pretrain --help` does not list", f, flag)
+			}
+		}
+	}
+	var job struct {
+		Spec struct {
+			SlotsPerWorker  int `yaml:"slotsPerWorker"`
+			MPIReplicaSpecs map[string]struct {
+				Replicas int
+				Template struct {
+					Spec struct{ Containers []struct{ Command []string } }
+				}
+			} `yaml:"mpiReplicaSpecs"`
+		}
+	}
+	raw, _ := os.ReadFile("../../examples/distributed/mpijob.yaml")
+	if err := yaml.Unmarshal(raw, &job); err != nil {
+		t.Fatal(err)
+	}
+	cmd := job.Spec.MPIReplicaSpecs["Launcher"].Template.Spec.Containers[0].Command
+	workers := job.Spec.MPIReplicaSpecs["Worker"].Replicas * job.Spec.SlotsPerWorker
+	if len(cmd) < 3 || cmd[0] != "mpirun" || cmd[1] != "-np" || cmd[2] != strconv.Itoa(workers) || !slices.Contains(cmd, "bin/romae-mpi") {
+		t.Errorf("launcher command %v: want mpirun -np %d … bin/romae-mpi", cmd, workers)
+	}
 }
