@@ -80,35 +80,32 @@ func (c *mpiComm) Rank() int { return c.rank }
 func (c *mpiComm) Size() int { return c.size }
 
 func (c *mpiComm) AllreduceSum32(buf []float32) error {
-	for len(buf) > 0 {
-		n := min(len(buf), chunk)
-		if rc := C.romae_allreduce_f32((*C.float)(unsafe.Pointer(&buf[0])), C.int(n)); rc != C.MPI_SUCCESS {
-			return fmt.Errorf("MPI_Allreduce (rank %d of %d): %s", c.rank, c.size, errorString(rc))
-		}
-		buf = buf[n:]
-	}
-	return nil
+	return inChunks(c, "MPI_Allreduce", buf, func(p unsafe.Pointer, n C.int) C.int {
+		return C.romae_allreduce_f32((*C.float)(p), n)
+	})
 }
 
 func (c *mpiComm) AllreduceSum64(buf []float64) error {
-	for len(buf) > 0 {
-		n := min(len(buf), chunk)
-		if rc := C.romae_allreduce_f64((*C.double)(unsafe.Pointer(&buf[0])), C.int(n)); rc != C.MPI_SUCCESS {
-			return fmt.Errorf("MPI_Allreduce (rank %d of %d): %s", c.rank, c.size, errorString(rc))
-		}
-		buf = buf[n:]
-	}
-	return nil
+	return inChunks(c, "MPI_Allreduce", buf, func(p unsafe.Pointer, n C.int) C.int {
+		return C.romae_allreduce_f64((*C.double)(p), n)
+	})
 }
 
 func (c *mpiComm) Broadcast(buf []byte, root int) error {
 	if root < 0 || root >= c.size {
 		return fmt.Errorf("dist: broadcast from rank %d in a job of %d", root, c.size)
 	}
+	return inChunks(c, "MPI_Bcast", buf, func(p unsafe.Pointer, n C.int) C.int {
+		return C.romae_bcast(p, n, C.int(root))
+	})
+}
+
+// inChunks makes call on buf in pieces whose counts fit MPI's C ints.
+func inChunks[T any](c *mpiComm, name string, buf []T, call func(p unsafe.Pointer, n C.int) C.int) error {
 	for len(buf) > 0 {
 		n := min(len(buf), chunk)
-		if rc := C.romae_bcast(unsafe.Pointer(&buf[0]), C.int(n), C.int(root)); rc != C.MPI_SUCCESS {
-			return fmt.Errorf("MPI_Bcast (rank %d of %d): %s", c.rank, c.size, errorString(rc))
+		if rc := call(unsafe.Pointer(&buf[0]), C.int(n)); rc != C.MPI_SUCCESS {
+			return fmt.Errorf("%s (rank %d of %d): %s", name, c.rank, c.size, errorString(rc))
 		}
 		buf = buf[n:]
 	}
