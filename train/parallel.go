@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -221,22 +222,15 @@ type startHeader struct {
 // resumed), optimiser state and training state. resumed and rerr are
 // rank 0's outcome of reading last.safetensors.
 //
-// It also checks that every rank read the same data (data is a
-// fingerprint of it: dataSum), since each builds the global batches from its own
-// copy.
+// It also checks that every rank read the same data (dataSum is its
+// fingerprint), since each builds the global batches from its own copy.
 func (p *parallel) start(m *model.Model[float32], opt optim.Optimizer, st *state, dataSum []byte, resumed bool, rerr error) (bool, error) {
 	if !p.distributed() {
 		return resumed, rerr
 	}
 	var blob []byte
 	ost := opt.State()
-	names := slices.Sorted(func(yield func(string) bool) {
-		for k := range ost {
-			if !yield(k) {
-				return
-			}
-		}
-	})
+	names := slices.Sorted(maps.Keys(ost))
 	if p.rank == 0 {
 		h := startHeader{Resumed: resumed, State: *st, Optim: map[string]int{}}
 		if rerr != nil {
@@ -271,13 +265,7 @@ func (p *parallel) start(m *model.Model[float32], opt optim.Optimizer, st *state
 		return false, err
 	}
 	if p.rank != 0 {
-		names = slices.Sorted(func(yield func(string) bool) {
-			for k := range h.Optim {
-				if !yield(k) {
-					return
-				}
-			}
-		})
+		names = slices.Sorted(maps.Keys(h.Optim))
 		ost = map[string][]float32{}
 		for _, k := range names {
 			ost[k] = make([]float32, h.Optim[k])
@@ -404,10 +392,11 @@ func (p *parallel) evaluate(m *model.Model[float32], ws *model.Workspace[float32
 	K := m.Cfg.Outputs
 	classify := m.Cfg.Task == model.TaskClassify
 	// loss·weight, weight, samples, ranks failed, then the confusion matrix.
-	sums := make([]float64, 4, 4+K*K)
+	n := 4
 	if classify {
-		sums = sums[:4+K*K]
+		n += K * K
 	}
+	sums := make([]float64, n)
 	var err error
 	if len(shard.Samples) > 0 {
 		var met eval.Metrics
