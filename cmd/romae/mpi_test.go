@@ -285,9 +285,12 @@ func alive(pid int) bool {
 }
 
 // The launch examples use flags the binary has, and the MPIJob starts one
-// rank per worker.
+// rank per worker. `romae version` names the MPI library.
 func TestMPIExamples(t *testing.T) {
 	r := newMPIRig(t)
+	if out, err := exec.Command(r.bin, "version").Output(); err != nil || !strings.Contains(string(out), "mpi: Open MPI v") {
+		t.Errorf("romae version of the MPI build: %v\n%s", err, out)
+	}
 	help, _ := exec.Command(r.bin, "pretrain", "--help").CombinedOutput()
 	for _, f := range []string{"slurm.sbatch", "mpijob.yaml"} {
 		raw, err := os.ReadFile(filepath.Join("../../examples/distributed", f))
