@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Installs what a fresh Debian machine with Go lacks for romae, then builds
-# bin/romae. Safe to re-run: only missing packages are installed.
+# bin/romae and bin/romae-mpi. Safe to re-run: only missing packages are
+# installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Debian packages: OpenBLAS (the optional cgo GEMM back end, exercised by the
 # tests), Fashion-MNIST (images experiment), espeak-ng and sox (audio
 # experiment's clips), Chromium (the test that renders romae report's HTML
-# in a headless browser).
-pkgs=(libopenblas-dev dataset-fashion-mnist espeak-ng sox gcc chromium)
+# in a headless browser), Open MPI and pkg-config (data-parallel training,
+# bin/romae-mpi; docs/distributed.md).
+pkgs=(libopenblas-dev dataset-fashion-mnist espeak-ng sox gcc chromium openmpi-bin libopenmpi-dev pkg-config)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -25,4 +27,7 @@ export GOEXPERIMENT=simd
 go version >&2
 mkdir -p bin
 go build -o bin/romae ./cmd/romae
-echo "setup: built bin/romae" >&2
+# The same commands, able to run as the ranks of an MPI job (mpirun, srun):
+# a separate binary, so that bin/romae needs no MPI library to start.
+go build -tags mpi -o bin/romae-mpi ./cmd/romae
+echo "setup: built bin/romae and bin/romae-mpi" >&2

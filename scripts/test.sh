@@ -4,7 +4,8 @@
 # packages that use the OpenBLAS back end through cgo, once more for the
 # numeric packages under -race, and once for the
 # numeric packages in the portable build (no GOEXPERIMENT=simd: gonum and
-# scalar float32 paths only).
+# scalar float32 paths only). The data-parallel end-to-end tests run
+# `mpirun -np 2` (Open MPI, installed by setup.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -12,6 +13,13 @@ export GOEXPERIMENT=simd
 go vet ./...
 go test -count=1 ./...
 go test -count=1 -tags openblas ./tensor/ ./model/
+if command -v mpirun >/dev/null; then
+  go vet -tags mpi ./dist/ ./cmd/romae/
+  go test -count=1 -tags mpi ./dist/
+  go test -count=1 -tags mpi -run '^TestMPI' ./cmd/romae/
+else
+  echo "test: mpirun not found, skipping the MPI data-parallel tests (apt-get install openmpi-bin libopenmpi-dev)" >&2
+fi
 # The numeric packages under the race detector, which also turns on
 # checkptr (unsafe views, masked partial vector loads/stores).
 go test -count=1 -race ./tensor/ ./nn/ ./rope/ ./optim/ ./model/

@@ -18,6 +18,7 @@ import (
 
 	"romae/ckpt"
 	"romae/data"
+	"romae/dist"
 	"romae/eval"
 	"romae/model"
 	"romae/optim"
@@ -41,19 +42,31 @@ type Trainer struct {
 	// rest" for interpolation benchmarks). It must be a function of its
 	// arguments only, so resumed runs draw the same masks.
 	Mask func(dst []bool, b *data.Batch, rng *rand.Rand) []bool
+	// Comm, when it has several ranks, makes this one rank of a
+	// data-parallel run (parallel.go): Cfg.BatchSize is then the global
+	// batch, split across ranks, and only rank 0 writes files and logs.
+	// nil: this process alone.
+	Comm dist.Comm
 
+	par *parallel  // this rank's side of the run, set by Run
 	ema *weightEMA // train.ema's average of the weights during Run
 }
 
 // Result summarises a run.
 type Result struct {
-	Steps     int           `json:"steps"`
-	Epochs    int           `json:"epochs"`
-	BestEpoch int           `json:"best_epoch"`
-	Best      *eval.Metrics `json:"best,omitempty"` // validation metrics of the best epoch
-	TrainLoss float64       `json:"train_loss"`     // mean over the last epoch
-	Seconds   float64       `json:"seconds"`
-	Stopped   bool          `json:"stopped,omitempty"` // max_steps reached before the last epoch ended
+	Steps       int           `json:"steps"`
+	Epochs      int           `json:"epochs"`
+	BestEpoch   int           `json:"best_epoch"`
+	Best        *eval.Metrics `json:"best,omitempty"` // validation metrics of the best epoch
+	TrainLoss   float64       `json:"train_loss"`     // mean over the last epoch
+	Seconds     float64       `json:"seconds"`
+	Stopped     bool          `json:"stopped,omitempty"` // max_steps reached before the last epoch ended
+	StepSeconds float64       `json:"step_s,omitempty"`  // median wall time of a training step (validation and checkpoints excluded)
+	// Data-parallel runs: the ranks, and rank 0's median seconds per step
+	// waiting for the slowest rank and in the gradient allreduce.
+	Ranks            int     `json:"ranks,omitempty"`
+	WaitSeconds      float64 `json:"wait_s,omitempty"`
+	AllreduceSeconds float64 `json:"allreduce_s,omitempty"`
 }
 
 // state is what a checkpoint needs besides weights and optimiser state to
@@ -67,6 +80,7 @@ type state struct {
 	BestScore float64       `json:"best_score"`
 	BestEpoch int           `json:"best_epoch"`
 	Best      *eval.Metrics `json:"best,omitempty"`
+	Ranks     int           `json:"ranks,omitempty"` // data-parallel ranks that trained it (0: one process)
 }
 
 const (
@@ -102,7 +116,11 @@ func (t *Trainer) Run(ctx context.Context) (*Result, error) {
 	if logw == nil {
 		logw = os.Stderr
 	}
-	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
+	par := newParallel(t.Comm)
+	t.par = par
+	if par.rank != 0 {
+		logw, cfg.Progress = io.Discard, "none"
+	} else if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
 		return nil, err
 	}
 	opt, err := newOptimizer(cfg)
@@ -132,29 +150,56 @@ func (t *Trainer) Run(ctx context.Context) (*Result, error) {
 		t.ema = newWeightEMA(m.W, cfg.EMA)
 	}
 	resumed := false
-	if cfg.Resume {
-		if resumed, err = t.resume(opt, &st); err != nil {
+	if cfg.Resume && par.rank == 0 {
+		resumed, err = t.resume(opt, &st)
+	}
+	var fp []byte
+	if par.distributed() {
+		fp = fingerprint(t.Train, t.Val)
+	}
+	if resumed, err = par.start(m, opt, &st, fp, resumed, err); err != nil {
+		return nil, err
+	}
+	if t.ema != nil && par.distributed() { // rank 0's, as resumed
+		if err := dist.BroadcastFloat32(par.comm, t.ema.avg, 0); err != nil {
 			return nil, err
-		} else if resumed {
-			fmt.Fprintf(logw, "resuming %s at step %d (epoch %d)\n", filepath.Join(cfg.Out, LastFile), st.Step, st.Epoch+1)
 		}
+	}
+	if resumed {
+		fmt.Fprintf(logw, "resuming %s at step %d (epoch %d)\n", filepath.Join(cfg.Out, LastFile), st.Step, st.Epoch+1)
+		if max(st.Ranks, 1) != par.size {
+			fmt.Fprintf(logw, "note: the checkpoint was written by a run on %d rank(s), this one has %d: same schedule and batches, not bit-identical to an uninterrupted run\n", max(st.Ranks, 1), par.size)
+		}
+	}
+	st.Ranks = 0
+	if par.distributed() {
+		st.Ranks = par.size
+		lo, hi := dist.Split(cfg.BatchSize, 0, par.size)
+		fmt.Fprintf(logw, "data parallel: %d ranks, global batch %d (%d–%d samples per rank)\n", par.size, cfg.BatchSize, cfg.BatchSize/par.size, hi-lo)
 	}
 	// A fresh run starts a fresh log; a resumed one keeps the records up to
 	// its checkpoint's step (later ones are about to be logged again).
 	metricsPath := filepath.Join(cfg.Out, MetricsFile)
 	flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
-	if resumed {
+	if resumed && par.rank == 0 {
 		if err := trimMetrics(metricsPath, st.Step); err != nil {
 			return nil, err
 		}
 		flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
 	}
-	metrics, err := os.OpenFile(metricsPath, flags, 0o644)
-	if err != nil {
-		return nil, err
+	enc := json.NewEncoder(io.Discard)
+	if par.rank == 0 {
+		metrics, err := os.OpenFile(metricsPath, flags, 0o644)
+		if err != nil {
+			return nil, err
+		}
+		defer metrics.Close()
+		enc = json.NewEncoder(metrics)
 	}
-	defer metrics.Close()
-	enc := json.NewEncoder(metrics)
+	var valShard *data.Dataset
+	if t.Val != nil && par.distributed() {
+		valShard = par.valShard(m, t.Val, cfg.BatchSize, cfg.MaskRatio)
+	}
 
 	ws := m.NewWorkspace()
 	evalWS := m.NewWorkspace()
@@ -163,55 +208,50 @@ func (t *Trainer) Run(ctx context.Context) (*Result, error) {
 	prog := newProgress(logw, cfg.Progress, total, st.Step)
 	start := time.Now()
 	res := &Result{}
+	var stepTimes []float64
 	logEvery := max(1, perEpoch/10)
 	for epoch := st.Epoch; epoch < cfg.Epochs; epoch++ {
 		perm := rand.New(rand.NewPCG(cfg.Seed, uint64(epoch))).Perm(N)
 		for s := st.Step - epoch*perEpoch; s < perEpoch; s++ {
-			if err := ctx.Err(); err != nil {
-				prog.done()
-				if serr := t.save(LastFile, opt, st); serr != nil {
-					return nil, errors.Join(err, serr)
-				}
-				return nil, &Interrupted{Checkpoint: filepath.Join(cfg.Out, LastFile), Step: st.Step, Err: err}
+			stepStart := time.Now()
+			stopping := ctx.Err() != nil
+			if stopping && !par.distributed() {
+				return nil, t.stop(ctx, prog, opt, st)
 			}
+			// The global batch, the same on every rank.
 			bt = data.Collate(bt, t.Train, perm[s*cfg.BatchSize:min((s+1)*cfg.BatchSize, N)])
 			rng := rand.New(rand.NewPCG(cfg.Seed, 1<<40+uint64(st.Step)))
 			m.ZeroGrad()
-			var loss float64
 			if m.Cfg.Task == model.TaskPretrain {
 				if t.Mask != nil {
 					mask = t.Mask(mask, bt, rng)
 				} else {
 					mask = data.RandomMask(mask, bt, cfg.MaskRatio, rng)
 				}
-				loss, err = m.ForwardPretrain(ws, bt, mask, true, rng)
-			} else {
-				if aug := cfg.Augment(); aug.Active() && !bt.TargetPerToken {
-					// Its own stream of (seed, step), so resumed runs augment alike.
-					aug.Apply(bt, rand.New(rand.NewPCG(cfg.Seed, 1<<41+uint64(st.Step))))
-				}
-				loss, err = m.ForwardTask(ws, bt, lossOpt, true, rng)
+			} else if aug := cfg.Augment(); aug.Active() && !bt.TargetPerToken {
+				// Its own stream of (seed, step), so resumed runs augment alike.
+				aug.Apply(bt, rand.New(rand.NewPCG(cfg.Seed, 1<<41+uint64(st.Step))))
+			}
+			loss, err := par.forwardBackward(m, ws, bt, mask, lossOpt, rng, cfg.Seed, st.Step, stopping)
+			if errors.Is(err, errStop) {
+				return nil, t.stop(ctx, prog, opt, st)
 			}
 			if err != nil {
 				return nil, fmt.Errorf("step %d: %w", st.Step, err)
 			}
 			if math.IsNaN(loss) || math.IsInf(loss, 0) {
-				return nil, fmt.Errorf("step %d (epoch %d): loss is %v; lower train.lr or set train.clip_norm", st.Step, epoch+1, loss)
-			}
-			if m.Cfg.Task == model.TaskPretrain {
-				m.BackwardPretrain(ws)
-			} else {
-				m.BackwardTask(ws)
+				return nil, dist.Agreed(fmt.Errorf("step %d (epoch %d): loss is %v; lower train.lr or set train.clip_norm", st.Step, epoch+1, loss))
 			}
 			gnorm := math.Inf(1)
 			if cfg.ClipNorm > 0 {
 				gnorm = optim.ClipGradNorm(m.Params, cfg.ClipNorm)
 				if math.IsNaN(gnorm) || math.IsInf(gnorm, 0) {
-					return nil, fmt.Errorf("step %d (epoch %d): gradient norm is %v", st.Step, epoch+1, gnorm)
+					return nil, dist.Agreed(fmt.Errorf("step %d (epoch %d): gradient norm is %v", st.Step, epoch+1, gnorm))
 				}
 			}
 			lr := sched.LR(st.Step)
 			opt.Step(m.Params, lr)
+			stepTimes = append(stepTimes, time.Since(stepStart).Seconds())
 			st.Step++
 			if t.ema != nil {
 				t.ema.update(m.W, st.Step)
@@ -237,7 +277,7 @@ func (t *Trainer) Run(ctx context.Context) (*Result, error) {
 				prog.done()
 				res.Stopped = true
 				res.TrainLoss = st.LossSum / float64(st.LossN) // this epoch's steps so far
-				return t.finish(res, st, start, opt)
+				return t.finish(res, st, start, opt, stepTimes)
 			}
 		}
 		res.TrainLoss = st.LossSum / float64(max(st.LossN, 1))
@@ -245,7 +285,7 @@ func (t *Trainer) Run(ctx context.Context) (*Result, error) {
 		rec := map[string]any{"epoch": epoch + 1, "step": st.Step, "train_loss": res.TrainLoss, "seconds": time.Since(start).Seconds()}
 		if t.Val != nil && ((epoch+1)%cfg.EvalEvery == 0 || epoch+1 == cfg.Epochs) {
 			t.swapEMA()
-			met, err := eval.Evaluate(m, evalWS, t.Val, eval.Options{BatchSize: cfg.BatchSize, MaskRatio: cfg.MaskRatio, Seed: cfg.Seed, Loss: lossOpt})
+			met, err := par.evaluate(m, evalWS, t.Val, valShard, eval.Options{BatchSize: cfg.BatchSize, MaskRatio: cfg.MaskRatio, Seed: cfg.Seed, Loss: lossOpt})
 			if err == nil {
 				err = t.saveIfBest(epoch, &met, &st)
 			}
@@ -278,11 +318,12 @@ func (t *Trainer) Run(ctx context.Context) (*Result, error) {
 			return nil, err
 		}
 	}
-	return t.finish(res, st, start, opt)
+	return t.finish(res, st, start, opt, stepTimes)
 }
 
 // saveIfBest writes best.safetensors when the model's validation metrics
-// met of this epoch beat the best so far.
+// met of this epoch beat the best so far (on every rank alike: met is
+// merged across ranks).
 func (t *Trainer) saveIfBest(epoch int, met *eval.Metrics, st *state) error {
 	score := scoreOf(t.Model.Cfg.Task, t.Cfg.Select, epoch, met)
 	if score >= st.BestScore {
@@ -300,12 +341,16 @@ func (t *Trainer) swapEMA() {
 	}
 }
 
-func (t *Trainer) finish(res *Result, st state, start time.Time, opt optim.Optimizer) (*Result, error) {
+func (t *Trainer) finish(res *Result, st state, start time.Time, opt optim.Optimizer, stepTimes []float64) (*Result, error) {
 	if err := t.save(LastFile, opt, st); err != nil {
 		return nil, err
 	}
 	res.Steps, res.Epochs, res.BestEpoch, res.Best = st.Step, st.Epoch, st.BestEpoch, st.Best
 	res.Seconds = time.Since(start).Seconds()
+	if t.par.distributed() {
+		res.Ranks, res.WaitSeconds, res.AllreduceSeconds = t.par.size, median(t.par.waitTimes), median(t.par.gradTimes)
+	}
+	res.StepSeconds = median(stepTimes)
 	// The model is left holding what a run without validation data keeps
 	// as best: with train.ema, the averaged weights.
 	t.swapEMA()
@@ -336,9 +381,24 @@ func summary(met *eval.Metrics) string {
 	return fmt.Sprintf("val MSE %.4g  RMSE %.4g", met.MSE, met.RMSE)
 }
 
+// stop writes last.safetensors when the run is interrupted, so that it
+// can resume, and returns the interruption.
+func (t *Trainer) stop(ctx context.Context, prog *progress, opt optim.Optimizer, st state) error {
+	prog.done()
+	err := stopAll(ctx)
+	if serr := t.save(LastFile, opt, st); serr != nil {
+		return errors.Join(err, serr)
+	}
+	return &Interrupted{Checkpoint: filepath.Join(t.Cfg.Out, LastFile), Step: st.Step, Err: err}
+}
+
 // save writes a checkpoint atomically: weights, optimiser state (for
-// last.safetensors) and the training state.
+// last.safetensors) and the training state. Rank 0 alone writes, once
+// every rank is known to hold the same weights.
 func (t *Trainer) save(name string, opt optim.Optimizer, st state) error {
+	if err := t.par.inSync(t.Model.W, st.Step); err != nil || t.par.rank != 0 {
+		return err
+	}
 	meta := t.Data.Meta()
 	for k, v := range t.Meta {
 		meta[k] = v
@@ -523,4 +583,13 @@ func trimMetrics(path string, step int) error {
 		_, err := w.Write(keep)
 		return err
 	})
+}
+
+// median of x (0 when empty); x is reordered.
+func median(x []float64) float64 {
+	if len(x) == 0 {
+		return 0
+	}
+	slices.Sort(x)
+	return (x[(len(x)-1)/2] + x[len(x)/2]) / 2
 }

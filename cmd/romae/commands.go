@@ -20,6 +20,7 @@ import (
 
 	"romae/ckpt"
 	"romae/data"
+	"romae/dist"
 	"romae/eval"
 	"romae/model"
 	"romae/train"
@@ -182,29 +183,41 @@ func loadTraining(cfg *runConfig, base *data.Spec, r *recipe, pretrain bool) (tr
 	return tr, val, spec, nil
 }
 
-// run trains m, writes result.json and the training curves into the run
-// directory, and prints the result.
+// run trains m — one rank of a data-parallel job when mpirun or srun
+// started this process (dist.Open) — and, on rank 0, writes result.json and
+// the training curves into the run directory and prints the result.
 func (t *trainingRun) run(ctx context.Context, m *model.Model[float32], tr, val *data.Dataset, spec *data.Spec, meta map[string]string) error {
 	cfg := &t.cfg
-	fmt.Fprintln(os.Stderr, t.r.summary())
-	fmt.Fprintf(os.Stderr, "romae: %s model, %d parameters; %d training samples, %d validation; run directory %s\n",
-		m.Cfg.Task, m.NumParams(), len(tr.Samples), lenSamples(val), cfg.Train.Out)
-	if err := t.removeStaleRun(); err != nil {
-		return err
-	}
-	_, out, err := trainRun(ctx, cfg.Train, m, tr, val, spec, meta, nil)
+	comm, err := dist.Open()
 	if err != nil {
 		return err
+	}
+	if comm.Rank() == 0 {
+		fmt.Fprintln(os.Stderr, t.r.summary())
+		fmt.Fprintf(os.Stderr, "romae: %s model, %d parameters; %d training samples, %d validation; run directory %s\n",
+			m.Cfg.Task, m.NumParams(), len(tr.Samples), lenSamples(val), cfg.Train.Out)
+		if err := t.removeStaleRun(); err != nil {
+			return endRank(comm, err)
+		}
+	}
+	_, out, err := trainRun(ctx, comm, cfg.Train, m, tr, val, spec, meta, nil)
+	if err != nil {
+		return endRank(comm, err)
+	}
+	comm.Close()
+	if comm.Rank() != 0 {
+		return nil
 	}
 	return printJSON(out)
 }
 
-// trainRun trains m and writes the run directory's result.json (res, with
-// extra's fields beside it: out) and curves.
-func trainRun(ctx context.Context, tc train.Config, m *model.Model[float32], tr, val *data.Dataset, spec *data.Spec, meta map[string]string, extra map[string]any) (res *train.Result, out any, err error) {
-	t := &train.Trainer{Cfg: tc, Model: m, Train: tr, Val: val, Data: spec, Meta: meta}
-	if res, err = t.Run(ctx); err != nil {
-		return nil, nil, err
+// trainRun trains m with comm's ranks and, on rank 0, writes the run
+// directory's result.json (res, with extra's fields beside it: out) and
+// curves.
+func trainRun(ctx context.Context, comm dist.Comm, tc train.Config, m *model.Model[float32], tr, val *data.Dataset, spec *data.Spec, meta map[string]string, extra map[string]any) (res *train.Result, out any, err error) {
+	t := &train.Trainer{Cfg: tc, Model: m, Train: tr, Val: val, Data: spec, Meta: meta, Comm: comm}
+	if res, err = t.Run(ctx); err != nil || comm.Rank() != 0 {
+		return res, nil, err
 	}
 	out = res
 	if extra != nil {

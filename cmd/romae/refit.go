@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"romae/data"
+	"romae/dist"
 	"romae/model"
 )
 
@@ -23,33 +24,46 @@ const holdoutDir = "holdout"
 // resume with train.resume.
 func (t *trainingRun) runHoldoutThenRefit(ctx context.Context, m, pm *model.Model[float32], tr, val *data.Dataset, spec *data.Spec, meta map[string]string) error {
 	cfg := &t.cfg
-	fmt.Fprintln(os.Stderr, t.r.summary())
-	if err := t.removeStaleRun(); err != nil {
+	comm, err := dist.Open()
+	if err != nil {
 		return err
+	}
+	logf := func(format string, a ...any) {
+		if comm.Rank() == 0 {
+			fmt.Fprintf(os.Stderr, format, a...)
+		}
+	}
+	logf("%s\n", t.r.summary())
+	if comm.Rank() == 0 {
+		if err := t.removeStaleRun(); err != nil {
+			return endRank(comm, err)
+		}
 	}
 	hold := cfg.Train
 	hold.Out = filepath.Join(cfg.Train.Out, holdoutDir)
-	fmt.Fprintf(os.Stderr, "romae: run 1/2 (hold-out estimate): %s model, %d parameters; %d training samples, %d held out; %s\n",
+	logf("romae: run 1/2 (hold-out estimate): %s model, %d parameters; %d training samples, %d held out; %s\n",
 		m.Cfg.Task, m.NumParams(), len(tr.Samples), len(val.Samples), hold.Out)
-	hres, _, err := trainRun(ctx, hold, m, tr, val, spec, meta, nil)
+	hres, _, err := trainRun(ctx, comm, hold, m, tr, val, spec, meta, nil)
 	if err != nil {
-		return fmt.Errorf("hold-out run: %w", err)
+		return endRank(comm, fmt.Errorf("hold-out run: %w", err))
 	}
 	refit, err := model.New[float32](m.Cfg, cfg.Train.Seed)
-	if err != nil {
-		return err
+	if err == nil && pm != nil {
+		err = refit.TransferEncoder(pm)
 	}
-	if pm != nil {
-		if err := refit.TransferEncoder(pm); err != nil {
-			return err
-		}
+	if err != nil {
+		return endRank(comm, err)
 	}
 	all := concatSamples(tr, val)
-	fmt.Fprintf(os.Stderr, "romae: run 2/2 (refit): the same settings on all %d training samples; %s\n", len(all.Samples), cfg.Train.Out)
+	logf("romae: run 2/2 (refit): the same settings on all %d training samples; %s\n", len(all.Samples), cfg.Train.Out)
 	holdout := map[string]any{"dir": hold.Out, "validation": hres.Best, "train_samples": len(tr.Samples), "held_out": len(val.Samples)}
-	_, out, err := trainRun(ctx, cfg.Train, refit, all, nil, spec, meta, map[string]any{"holdout": holdout})
+	_, out, err := trainRun(ctx, comm, cfg.Train, refit, all, nil, spec, meta, map[string]any{"holdout": holdout})
 	if err != nil {
-		return fmt.Errorf("refit run: %w", err)
+		return endRank(comm, fmt.Errorf("refit run: %w", err))
+	}
+	comm.Close()
+	if comm.Rank() != 0 {
+		return nil
 	}
 	return printJSON(out)
 }

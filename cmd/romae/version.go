@@ -7,13 +7,14 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"romae/dist"
 	"romae/tensor"
 )
 
 // cmdVersion prints what a bug report needs: the module version, the
 // commit it was built from, the Go toolchain, and the matrix-multiply back
 // ends this binary has with the one chosen for this CPU (ROMAE_GEMM
-// overrides the choice).
+// overrides the choice), and the MPI library it was built with.
 func cmdVersion(_ context.Context, args []string) error {
 	fs := newFlagSet("version", "version")
 	if err := fs.Parse(args); err != nil {
@@ -41,5 +42,10 @@ func cmdVersion(_ context.Context, args []string) error {
 	}
 	fmt.Printf("romae %s\ncommit %s%s\n%s %s/%s\ngemm back ends: %s; chosen: %s\n", version, commit, modified,
 		runtime.Version(), runtime.GOOS, runtime.GOARCH, strings.Join(names, ", "), tensor.BackendName())
+	if mpi := dist.Version(); mpi != "" {
+		fmt.Printf("mpi: %s\n", mpi)
+	} else {
+		fmt.Println("mpi: not built in (bin/romae-mpi, -tags mpi)")
+	}
 	return nil
 }
