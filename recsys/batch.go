@@ -26,7 +26,7 @@ type Batch struct {
 	Time   []float64 // [B·L] seconds; padding repeats the row's last time
 	// Target is −1 where the token's output is not scored, else the
 	// outcome (ranking, 0 or 1) or the next item (next) it must predict.
-	Target []int32       // [B·L]
+	Target []int32        // [B·L]
 	Ref    []events.Event // [B·L] the target event of each scored token (for its time and user)
 	User   []int          // [B] user index of each row
 	Event  []int          // [B·L] index of the target event in its user's sequence (−1: none)
