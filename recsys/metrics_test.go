@@ -1,0 +1,86 @@
+package recsys
+
+import (
+	"math"
+	"testing"
+)
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
+
+// Values worked out by hand.
+func TestLogLossAndNE(t *testing.T) {
+	p, y := []float64{0.9, 0.2, 0.6, 0.5}, []int{1, 0, 0, 1}
+	// −(ln 0.9 + ln 0.8 + ln 0.4 + ln 0.5)/4
+	want := -(math.Log(0.9) + math.Log(0.8) + math.Log(0.4) + math.Log(0.5)) / 4
+	if got := LogLoss(p, y); !near(got, want) {
+		t.Errorf("LogLoss = %v, want %v", got, want)
+	}
+	// Base rate 1/2: entropy ln 2.
+	ne, err := NE(want, y)
+	if err != nil || !near(ne, want/math.Ln2) {
+		t.Errorf("NE = %v (%v), want %v", ne, err, want/math.Ln2)
+	}
+	// Predicting the base rate gives NE 1 exactly.
+	y = []int{1, 0, 0, 0}
+	base := []float64{0.25, 0.25, 0.25, 0.25}
+	if ne, _ := NE(LogLoss(base, y), y); !near(ne, 1) {
+		t.Errorf("NE of the base rate = %v, want 1", ne)
+	}
+	if _, err := NE(0.3, []int{1, 1}); err == nil {
+		t.Error("NE of one-class labels: no error")
+	}
+	// A certain mistake is clipped, not infinite: −ln(1e-15).
+	if got := LogLoss([]float64{0}, []int{1}); !near(got, -math.Log(1e-15)) {
+		t.Errorf("LogLoss(p=0, y=1) = %v", got)
+	}
+	if got, want := LogLossLogit(2, 1), math.Log1p(math.Exp(-2)); !near(got, want) {
+		t.Errorf("LogLossLogit(2, 1) = %v, want %v", got, want)
+	}
+	if got := LogLossLogit(-800, 1); !near(got, 800) {
+		t.Errorf("LogLossLogit(-800, 1) = %v, want 800 (no overflow)", got)
+	}
+}
+
+func TestAUC(t *testing.T) {
+	cases := []struct {
+		score []float64
+		y     []int
+		want  float64
+	}{
+		{[]float64{0.1, 0.4, 0.35, 0.8}, []int{0, 0, 1, 1}, 0.75},             // pairs (pos, neg): 0.35>0.1, 0.35<0.4, 0.8>both → 3/4
+		{[]float64{0.5, 0.5, 0.5}, []int{1, 0, 0}, 0.5},                       // all tied
+		{[]float64{0.3, 0.3, 0.9, 0.1}, []int{1, 0, 1, 0}, (1 + 0.5 + 2) / 4}, // one tie counts half
+		{[]float64{3, 2, 1}, []int{0, 0, 1}, 0},
+	}
+	for _, c := range cases {
+		got, err := AUC(c.score, c.y)
+		if err != nil || !near(got, c.want) {
+			t.Errorf("AUC(%v, %v) = %v (%v), want %v", c.score, c.y, got, err, c.want)
+		}
+	}
+	if _, err := AUC([]float64{1, 2}, []int{1, 1}); err == nil {
+		t.Error("AUC of one class: no error")
+	}
+}
+
+func TestRankMetrics(t *testing.T) {
+	// Items 1..5 (index 0 is not a candidate, whatever its score).
+	score := []float64{99, 0.5, 0.9, 0.2, 0.9, 0.1}
+	if r := RankOf(score, 2, nil); r != 1 { // item 4 ties at 0.9: counts against
+		t.Errorf("rank of item 2 = %d, want 1", r)
+	}
+	if r := RankOf(score, 2, func(i int) bool { return i == 4 }); r != 0 {
+		t.Errorf("rank of item 2 with item 4 excluded = %d, want 0", r)
+	}
+	if r := RankOf(score, 5, nil); r != 4 {
+		t.Errorf("rank of item 5 = %d, want 4", r)
+	}
+	ranks := []int{0, 1, 9, 10, 3}
+	if got := HitRate(ranks, 10); !near(got, 0.8) {
+		t.Errorf("HR@10 = %v, want 0.8", got)
+	}
+	want := (1 + 1/math.Log2(3) + 1/math.Log2(11) + 1/math.Log2(5)) / 5
+	if got := NDCG(ranks, 10); !near(got, want) {
+		t.Errorf("NDCG@10 = %v, want %v", got, want)
+	}
+}
