@@ -152,12 +152,6 @@ func (m *Model[T]) nextLoss(ws *Workspace[T], bt *Batch, negatives []int32) (flo
 		}
 		candE = ws.candE
 	}
-	candID := func(s int) int32 {
-		if negatives != nil {
-			return negatives[s]
-		}
-		return int32(s + 1)
-	}
 	ws.scores, ws.dSc = grow(ws.scores, n*S), grow(ws.dSc, n*S)
 	ws.dPos = grow(ws.dPos, n)
 	nn.LinearForward(ws.scores, ws.y, candE, nil, n, d, S)
@@ -168,32 +162,62 @@ func (m *Model[T]) nextLoss(ws *Workspace[T], bt *Batch, negatives []int32) (flo
 		y := ws.y[k*d : (k+1)*d]
 		z0 := float64(dot(y, m.item.W[int(t)*d:int(t+1)*d]))
 		sc, g := ws.scores[k*S:(k+1)*S], ws.dSc[k*S:(k+1)*S]
+		// The target among the candidates (always, for the full softmax)
+		// is skipped: it enters once, as z0.
+		isTarget := func(s int) bool {
+			if negatives == nil {
+				return s == int(t)-1
+			}
+			return negatives[s] == t
+		}
 		mx := z0
 		for s, v := range sc {
-			if candID(s) != t {
-				mx = math.Max(mx, float64(v))
+			if f := float64(v); f > mx && !isTarget(s) {
+				mx = f
 			}
 		}
-		se := math.Exp(z0 - mx)
-		for s, v := range sc {
-			if candID(s) != t {
-				se += math.Exp(float64(v) - mx)
+		e0 := math.Exp(z0 - mx)
+		expShifted(g, sc, mx)
+		se := e0
+		for s, e := range g {
+			if isTarget(s) {
+				g[s] = 0
+				continue
 			}
+			se += float64(e)
 		}
-		lse := mx + math.Log(se)
-		sum += lse - z0
-		ws.dPos[k] = T((math.Exp(z0-lse) - 1) * inv)
-		for s, v := range sc {
-			g[s] = 0
-			if candID(s) != t {
-				g[s] = T(math.Exp(float64(v)-lse) * inv)
-			}
+		sum += mx + math.Log(se) - z0
+		ws.dPos[k] = T((e0/se - 1) * inv)
+		scale := T(inv / se)
+		for s := range g {
+			g[s] *= scale
 		}
 	}
 	return sum * inv, nil
 }
 
+// expShifted writes dst = exp(src − shift): float32's vectorised
+// exponential (relative error ~1e-7) where T is float32, math.Exp for the
+// float64 gradient checks.
+func expShifted[T tensor.Float](dst, src []T, shift float64) {
+	if d32, ok := any(dst).([]float32); ok {
+		s32, sh := any(src).([]float32), float32(shift)
+		for i, v := range s32 {
+			d32[i] = v - sh
+		}
+		tensor.Exp32Slice(d32, d32)
+		return
+	}
+	for i, v := range src {
+		dst[i] = T(math.Exp(float64(v) - shift))
+	}
+}
+
+// dot is Σ a·b (float32 through the vector kernel).
 func dot[T tensor.Float](a, b []T) T {
+	if a32, ok := any(a).([]float32); ok {
+		return T(tensor.Dot32(a32, any(b).([]float32)))
+	}
 	var s T
 	for i, v := range a {
 		s += v * b[i]

@@ -155,7 +155,7 @@ type Workspace[T tensor.Float] struct {
 	B, L int
 	bt   *Batch
 
-	feat []T // [N, numFeatures]
+	feat []T // [numFeatures, N] (feature-major, as the angle network reads it)
 	net  netActs[T]
 	pos  []T // [N] rotation positions
 	tab  rope.Table[T]
@@ -235,13 +235,16 @@ func (m *Model[T]) forward(ws *Workspace[T], bt *Batch) error {
 	}
 	if c.sirenNet() {
 		for r := 0; r < N; r++ {
-			tokenFeatures(ws.feat[r*numFeatures:(r+1)*numFeatures], r%L, c.MaxLen, bt.Time[r])
+			tokenFeatures(ws.feat, N, r, r%L, c.MaxLen, bt.Time[r])
 		}
+		cycleFeatures(ws.feat, N)
 	}
 	if c.Variant == PosSirenEmb {
-		f := m.net.forward(&ws.net, ws.feat, N)
-		for i, v := range f {
-			x[i] += v
+		f := m.net.forward(&ws.net, ws.feat, N) // [d, N]
+		for r := 0; r < N; r++ {
+			for i := 0; i < d; i++ {
+				x[r*d+i] += f[i*N+r]
+			}
 		}
 	}
 	if c.rotates() {
@@ -308,21 +311,40 @@ func (m *Model[T]) positions(ws *Workspace[T], bt *Batch) {
 			ws.pos[r] = T(bt.Len[b] - 1 - k)
 		}
 	}
-	if !c.learnedAngles() {
+	if c.Variant == PosTime {
+		// Elapsed times reach 1e5 units: rope reduces p·θ in float64.
 		ws.tab.Compute(m.layout, ws.pos, N)
 		return
 	}
 	R := m.layout.R
-	f := m.net.forward(&ws.net, ws.feat, N)
 	ws.angles, ws.dAngles = grow(ws.angles, N*R), grow(ws.dAngles, N*R)
-	lambda := float64(m.lambda.W[0])
+	var f []T // [R, N]
+	lambda := 1.0
+	if c.learnedAngles() {
+		f, lambda = m.net.forward(&ws.net, ws.feat, N), float64(m.lambda.W[0])
+	}
 	for r := 0; r < N; r++ {
 		p := float64(ws.pos[r])
 		for j, th := range m.layout.InvTimescale {
-			ws.angles[r*R+j] = T(float64(f[r*R+j])*float64(m.omega.W[j]) + lambda*p*th)
+			a := lambda * p * th
+			if f != nil {
+				a += float64(f[j*N+r]) * float64(m.omega.W[j])
+			}
+			ws.angles[r*R+j] = T(a)
 		}
 	}
-	ws.tab.SetAngles(m.layout, ws.angles, N)
+	setAngles(&ws.tab, m.layout, ws.angles, N)
+}
+
+// setAngles fills the rotation table from angles [N, R] like
+// rope.Table.SetAngles, through the vector sine kernel for float32 (the
+// angles of the index and SIREN variants stay within tens of radians).
+// Both variants compared by the overhead benchmark fill their table here.
+func setAngles[T tensor.Float](t *rope.Table[T], l rope.Layout, angles []T, n int) {
+	t.Layout, t.N = l, n
+	w := l.D * l.R
+	t.Cos, t.Sin = grow(t.Cos, n*w), grow(t.Sin, n*w)
+	sine(t.Sin, t.Cos, angles[:n*w], 1)
 }
 
 // blockForward runs block i on ws.res[i] into ws.res[i+1].
@@ -370,7 +392,14 @@ func (m *Model[T]) backward(ws *Workspace[T]) {
 	}
 	dx := ws.dx // dLoss/d(embeddings)
 	if c.Variant == PosSirenEmb {
-		m.net.backward(&ws.net, ws.feat, dx)
+		dF := grow(ws.net.dF, d*N)
+		ws.net.dF = dF
+		for r := 0; r < N; r++ {
+			for i := 0; i < d; i++ {
+				dF[i*N+r] = dx[r*d+i]
+			}
+		}
+		m.net.backward(&ws.net, ws.feat, dF)
 	}
 	nc := len(c.EventCats)
 	for r, it := range bt.Item {
@@ -402,15 +431,15 @@ func (m *Model[T]) backward(ws *Workspace[T]) {
 // anglesBackward sends dLoss/dΘ into ω, λ and the angle network.
 func (m *Model[T]) anglesBackward(ws *Workspace[T], N int) {
 	R := m.layout.R
-	f := ws.net.f
-	dF := grow(ws.net.dF, N*R)
+	f := ws.net.f // [R, N]
+	dF := grow(ws.net.dF, R*N)
 	ws.net.dF = dF
 	for r := 0; r < N; r++ {
 		p := float64(ws.pos[r])
 		for j, th := range m.layout.InvTimescale {
 			g := ws.dAngles[r*R+j]
-			dF[r*R+j] = g * m.omega.W[j]
-			m.omega.G[j] += g * f[r*R+j]
+			dF[j*N+r] = g * m.omega.W[j]
+			m.omega.G[j] += g * f[j*N+r]
 			m.lambda.G[0] += g * T(p*th)
 		}
 	}
@@ -434,8 +463,7 @@ func (m *Model[T]) blockBackward(ws *Workspace[T], i, B, L int) {
 	nn.CausalAttentionBackward(dqH, dkH, nn.TokenMajor(ws.dLin3[2*d:], 3*d, L, hd), nn.TokenMajor(ws.dMerged, d, L, hd),
 		nn.HeadMajor(l.q, H, L, hd), nn.HeadMajor(l.k, H, L, hd), nn.HeadMajor(l.v, H, L, hd), l.prob, B, H, L, hd)
 	if c.learnedAngles() {
-		ws.tab.AngleGrad(ws.dAngles, l.q, ws.dq, B, L, H)
-		ws.tab.AngleGrad(ws.dAngles, l.k, ws.dk, B, L, H)
+		angleGrad(&ws.tab, ws.dAngles, l.q, ws.dq, l.k, ws.dk, B, L, H)
 	}
 	if c.rotates() {
 		ws.tab.MergeRotateInverse(ws.dLin3, ws.dq, 3*d, B, L, H)
@@ -446,6 +474,19 @@ func (m *Model[T]) blockBackward(ws *Workspace[T], i, B, L int) {
 	}
 	nn.LinearBackward(ws.dNorm, blk.wqkv.G, nil, ws.dLin3, l.norm1, blk.wqkv.W, N, d, 3*d, false)
 	nn.RMSNormBackward(ws.dx, blk.attnNorm.G, ws.dNorm, x, blk.attnNorm.W, l.rstd1, N, d, true)
+}
+
+// angleGrad accumulates dLoss/dangle from q and k and their gradients
+// (rope.Table.AngleGrad twice, or one vector pass for float32).
+func angleGrad[T tensor.Float](t *rope.Table[T], dAngles, q, dq, k, dk []T, B, L, H int) {
+	if d32, ok := any(dAngles).([]float32); ok {
+		f := func(x []T) []float32 { return any(x).([]float32) }
+		if angleGradVec(d32, f(q), f(dq), f(k), f(dk), B, L, H, t.HeadDim, t.R) {
+			return
+		}
+	}
+	t.AngleGrad(dAngles, q, dq, B, L, H)
+	t.AngleGrad(dAngles, k, dk, B, L, H)
 }
 
 // addScaled: dst += s·src.

@@ -8,6 +8,7 @@ import (
 
 	"romae/events"
 	"romae/internal/gradcheck"
+	"romae/rope"
 )
 
 // synthData is a small event log with structure to learn: each user likes
@@ -233,6 +234,76 @@ func TestVariantsShareInitialWeights(t *testing.T) {
 			if q == nil || math.Float32bits(q.W[0]) != math.Float32bits(p.W[0]) || q.W[len(q.W)-1] != p.W[len(p.W)-1] {
 				t.Errorf("%s: %s differs from the none variant's", v, p.Name)
 			}
+		}
+	}
+}
+
+// The float32 sine layer (the vector kernel where there is one) agrees
+// with math.Sincos of the same float32 argument, over the range it covers
+// and past it (where it hands over to math.Sincos).
+func TestSineFloat32(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	const n = 1 << 16
+	pre, out, deriv := make([]float32, n+7), make([]float32, n+7), make([]float32, n+7)
+	for i := range pre {
+		pre[i] = float32((rng.Float64()*2 - 1) * math.Pow(10, float64(rng.IntN(5)-2)))
+	}
+	pre[100] = 1e5 // a block the vector path must leave to math.Sincos
+	const w0 = 10
+	sine(out, deriv, pre, w0)
+	for i, p := range pre {
+		x := float64(float32(w0) * p)
+		s, c := math.Sincos(x)
+		// The scalar path rounds ω0·pre in float64, the vector one in
+		// float32: allow that rounding (6e-8 relative) on top of 4e-7.
+		tol := 4e-7 + 6e-8*math.Abs(x)
+		if math.Abs(float64(out[i])-s) > tol || math.Abs(float64(deriv[i])-w0*c) > w0*tol {
+			t.Fatalf("sin(%v) = %v, cos·ω0 %v; want %v, %v", x, out[i], deriv[i], s, w0*c)
+		}
+	}
+}
+
+func TestTokenFeatures(t *testing.T) {
+	x := make([]float64, 2*numFeatures)
+	// Thursday 1970-01-01 06:00 UTC, token 2 of a 5-slot window, written
+	// into column 1 of a [6, 2] feature matrix.
+	tokenFeatures(x, 2, 1, 2, 5, 6*3600)
+	cycleFeatures(x, 2)
+	want := []float64{0.5, 6*3600/secondsPerYear - 55, 1, 0, math.Sin(2 * math.Pi / 28), math.Cos(2 * math.Pi / 28)}
+	for i := range want {
+		if math.Abs(x[2*i+1]-want[i]) > 1e-12 || x[2*i] != []float64{0, 0, 0, 1, 0, 1}[i] {
+			t.Errorf("feature %d = %v, want %v (column 0: %v, the features of zeros)", i, x[2*i+1], want[i], x[2*i])
+		}
+	}
+	// A negative time (before 1970) still gets a phase in [0, 1).
+	if p := phase(-3600, secondsPerDay); math.Abs(p-23.0/24) > 1e-15 {
+		t.Errorf("phase(−1 h) = %v, want 23/24", p)
+	}
+}
+
+// The float32 vector pass of the angle gradient matches rope's AngleGrad.
+func TestAngleGradVector(t *testing.T) {
+	B, L, H, hd := 3, 5, 2, 16
+	l, err := rope.NewLayout(hd, 1, 1, 1e5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab := &rope.Table[float32]{Layout: l, N: B * L}
+	n := B * H * L * hd
+	vals := [4][]float32{}
+	for i := range vals {
+		vals[i] = make([]float32, n)
+		for j, v := range gradcheck.Rand(n, uint64(i+1)) {
+			vals[i][j] = float32(v)
+		}
+	}
+	got, want := make([]float32, B*L*l.R), make([]float32, B*L*l.R)
+	angleGrad(tab, got, vals[0], vals[1], vals[2], vals[3], B, L, H)
+	tab.AngleGrad(want, vals[0], vals[1], B, L, H)
+	tab.AngleGrad(want, vals[2], vals[3], B, L, H)
+	for i := range want {
+		if math.Abs(float64(got[i]-want[i])) > 1e-5*(1+math.Abs(float64(want[i]))) {
+			t.Fatalf("dAngle %d = %v, rope.AngleGrad %v", i, got[i], want[i])
 		}
 	}
 }

@@ -73,7 +73,8 @@ func TestTrainingLearns(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			met, err := Evaluate(ld.Model, ld.Model.NewWorkspace(), tr.Data, events.Val, 7)
+			// The same evaluation batch: batch composition moves the last bits.
+			met, err := Evaluate(ld.Model, ld.Model.NewWorkspace(), tr.Data, events.Val, tr.Cfg.EvalBatch)
 			if err != nil {
 				t.Fatal(err)
 			}
