@@ -3,6 +3,8 @@ package recsys
 import (
 	"math"
 	"testing"
+
+	"romae/events"
 )
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
@@ -82,5 +84,39 @@ func TestRankMetrics(t *testing.T) {
 	want := (1 + 1/math.Log2(3) + 1/math.Log2(11) + 1/math.Log2(5)) / 5
 	if got := NDCG(ranks, 10); !near(got, want) {
 		t.Errorf("NDCG@10 = %v, want %v", got, want)
+	}
+}
+
+// The baselines on a log small enough to work out by hand.
+func TestBaselines(t *testing.T) {
+	items := events.NewIndex("item", []string{"a", "b", "c", "d"}) // a=1 … d=4
+	ev := func(item int32, label int8) events.Event { return events.Event{Item: item, Label: label} }
+	l := &events.Log{Path: "hand", Vocab: &events.Vocab{Items: items}, HasLabel: true, Users: []events.User{
+		{ID: "u", Events: []events.Event{ev(1, 1), ev(2, 1), ev(1, 0), ev(3, 0)}},
+		{ID: "v", Events: []events.Event{ev(2, 0), ev(4, 1), ev(2, 1), ev(4, 1)}},
+	}}
+	d := &Data{Log: l, Split: events.Split{{0, 0, events.Val, events.Test}, {0, 0, events.Val, events.Test}}}
+	// Training base rate 3/4; prior weight 2. Test targets: u's 4th event
+	// (earlier 1,1,0: (2+1.5)/(3+2) = 0.7, outcome 0) and v's (earlier
+	// 0,1,1: 0.7, outcome 1): tied scores, AUC 1/2.
+	met, err := UserRateBaseline(d, events.Test, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantLL := -(math.Log(0.3) + math.Log(0.7)) / 2
+	if !near(met.LogLoss, wantLL) || !near(met.AUC, 0.5) || met.N != 2 {
+		t.Errorf("user-rate baseline %+v, want log loss %v, AUC 0.5", met, wantLL)
+	}
+	// Training counts: a 1, b 2, d 1, c 0. u's test target c (history a, b):
+	// candidates c, d: d (1) beats c (0): rank 1. v's target d (history b,
+	// d; d is the target itself): candidates a (1, tied: counts against),
+	// c (0): rank 1. NLL: add-one over 4 training events and 4 items.
+	met, err = PopularityBaseline(d, events.Test)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantNLL := -(math.Log(1.0/8) + math.Log(2.0/8)) / 2
+	if met.N != 2 || !near(met.HR10, 1) || !near(met.NDCG10, 1/math.Log2(3)) || !near(met.NLL, wantNLL) {
+		t.Errorf("popularity baseline %+v, want NDCG %v, NLL %v", met, 1/math.Log2(3), wantNLL)
 	}
 }
