@@ -4,5 +4,5 @@ package recsys
 
 import "time"
 
-// cpuTime is not measured here (the benchmark reports wall time only).
+// cpuTime is not measured here (CompareSteps reports wall time only).
 func cpuTime() time.Duration { return 0 }
