@@ -23,6 +23,9 @@ func TestExperimentsTiny(t *testing.T) {
 			if name == "uea" {
 				o.Data = "../../shared/data/uea/BasicMotions_TRAIN.ts"
 			}
+			if name == "recsys" {
+				o.Data = "../../shared/data/movielens-small"
+			}
 			if name == "images" {
 				if _, err := os.Stat(datasets.FashionMNISTDir()); err != nil {
 					t.Skipf("images needs Debian's dataset-fashion-mnist package: %v", err)

@@ -1,28 +1,52 @@
 package recsys
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"sort"
 )
 
 // Metrics are one evaluation's numbers; fields that do not apply to the
-// task are zero and left out of JSON.
+// task are zero and left out of JSON (MarshalJSON).
 type Metrics struct {
 	Task string `json:"task"`
 	N    int    `json:"n"` // targets scored
 	// ranking
-	BaseRate float64 `json:"base_rate,omitempty"` // fraction of positive outcomes
-	LogLoss  float64 `json:"log_loss,omitempty"`
-	NE       float64 `json:"ne,omitempty"` // log loss / entropy of the base rate
-	AUC      float64 `json:"auc,omitempty"`
+	BaseRate float64 `json:"base_rate"` // fraction of positive outcomes
+	LogLoss  float64 `json:"log_loss"`
+	NE       float64 `json:"ne"` // log loss / entropy of the base rate
+	AUC      float64 `json:"auc"`
 	// next
-	HR10   float64 `json:"hr@10,omitempty"`
-	NDCG10 float64 `json:"ndcg@10,omitempty"`
-	NLL    float64 `json:"nll,omitempty"` // full-softmax negative log-likelihood of the next item
+	HR10   float64 `json:"hr@10"`
+	NDCG10 float64 `json:"ndcg@10"`
+	NLL    float64 `json:"nll"` // full-softmax negative log-likelihood of the next item
 	// Unscored counts next-item targets left out because their item is
 	// unknown to the model's vocabulary.
-	Unscored int `json:"unscored,omitempty"`
+	Unscored int `json:"unscored"`
+}
+
+// MarshalJSON writes the task's own fields, zeros included (an NDCG of 0
+// is a result, not a missing field).
+func (m Metrics) MarshalJSON() ([]byte, error) {
+	if m.Task == TaskRanking {
+		return json.Marshal(struct {
+			Task     string  `json:"task"`
+			N        int     `json:"n"`
+			BaseRate float64 `json:"base_rate"`
+			LogLoss  float64 `json:"log_loss"`
+			NE       float64 `json:"ne"`
+			AUC      float64 `json:"auc"`
+		}{m.Task, m.N, m.BaseRate, m.LogLoss, m.NE, m.AUC})
+	}
+	return json.Marshal(struct {
+		Task     string  `json:"task"`
+		N        int     `json:"n"`
+		HR10     float64 `json:"hr@10"`
+		NDCG10   float64 `json:"ndcg@10"`
+		NLL      float64 `json:"nll"`
+		Unscored int     `json:"unscored"`
+	}{m.Task, m.N, m.HR10, m.NDCG10, m.NLL, m.Unscored})
 }
 
 // probEps bounds probabilities away from 0 and 1 in LogLoss, as

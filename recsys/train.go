@@ -71,6 +71,14 @@ func (c *TrainConfig) Validate() error {
 	return nil
 }
 
+// recipe is what a resumed run must share with the run it continues: the
+// fields that change the weights (not where they go, how progress shows,
+// or where a run stops).
+func (c TrainConfig) recipe() TrainConfig {
+	c.Out, c.Resume, c.Progress, c.CheckpointEvery, c.MaxSteps = "", false, "", 0, 0
+	return c
+}
+
 // TrainResult summarises a run.
 type TrainResult struct {
 	Steps     int      `json:"steps"`
@@ -147,6 +155,11 @@ func (t *Trainer) Run(ctx context.Context) (*TrainResult, error) {
 		if resumed, err = t.resume(opt, &st); err != nil {
 			return nil, err
 		}
+		if resumed && (st.Epoch >= cfg.Epochs || cfg.MaxSteps > 0 && st.Step >= cfg.MaxSteps) {
+			if prev, err := readResult(filepath.Join(cfg.Out, ResultFile)); err == nil {
+				return prev, nil // finished: nothing to do
+			}
+		}
 		if resumed {
 			fmt.Fprintf(logw, "resuming %s at step %d (epoch %d)\n", filepath.Join(cfg.Out, LastFile), st.Step, st.Epoch+1)
 		}
@@ -170,6 +183,9 @@ func (t *Trainer) Run(ctx context.Context) (*TrainResult, error) {
 		for s := st.Step - epoch*perEpoch; s < perEpoch; s++ {
 			if err := ctx.Err(); err != nil {
 				return nil, errors.Join(err, t.save(LastFile, opt, st))
+			}
+			if cfg.MaxSteps > 0 && st.Step >= cfg.MaxSteps {
+				return t.finish(res, st, start, opt)
 			}
 			batchWins = batchWins[:0]
 			for _, i := range perm[s*cfg.BatchSize : min((s+1)*cfg.BatchSize, len(wins))] {
@@ -226,9 +242,6 @@ func (t *Trainer) Run(ctx context.Context) (*TrainResult, error) {
 				if err := t.save(LastFile, opt, st); err != nil {
 					return nil, err
 				}
-			}
-			if cfg.MaxSteps > 0 && st.Step >= cfg.MaxSteps {
-				return t.finish(res, st, start, opt)
 			}
 		}
 		res.TrainLoss = st.LossSum / float64(max(st.LossN, 1))
@@ -302,6 +315,15 @@ func (t *Trainer) finish(res *TrainResult, st trainState, start time.Time, opt *
 	})
 }
 
+func readResult(path string) (*TrainResult, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	res := &TrainResult{}
+	return res, json.Unmarshal(raw, res)
+}
+
 // save writes a checkpoint: weights, data spec, training state, and (for
 // last.safetensors) the optimiser state.
 func (t *Trainer) save(name string, opt *optim.AdamW, st trainState) error {
@@ -336,6 +358,13 @@ func (t *Trainer) resume(opt *optim.AdamW, st *trainState) (bool, error) {
 	}
 	if !reflect.DeepEqual(ld.Model.Cfg, t.Model.Cfg) {
 		return false, fmt.Errorf("%s: the checkpoint's model config differs from this run's; use another out directory or drop resume", path)
+	}
+	var saved TrainConfig
+	if err := json.Unmarshal([]byte(ld.File.Metadata[metaTrain]), &saved); err != nil {
+		return false, fmt.Errorf("%s: %s: %w", path, metaTrain, err)
+	}
+	if saved.recipe() != t.Cfg.recipe() {
+		return false, fmt.Errorf("%s: saved with the training recipe %+v, this run asks for %+v; use another out directory or drop resume", path, saved.recipe(), t.Cfg.recipe())
 	}
 	if name := ld.File.Metadata[metaOptimizer]; name != opt.Name() {
 		return false, fmt.Errorf("%s: saved with optimizer %q, this run uses %q", path, name, opt.Name())

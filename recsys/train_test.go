@@ -109,6 +109,16 @@ func TestResumeIsExact(t *testing.T) {
 			t.Fatalf("weight %d: resumed %v, uninterrupted %v", i, resumed.Model.W[i], w)
 		}
 	}
+	// Resuming a finished run trains nothing and reports its result.
+	again, res2 := trainSynth(t, TaskNext, PosSirenSin, tc)
+	if res2.Steps != res.Steps || res2.BestEpoch != res.BestEpoch || res2.TrainLoss != res.TrainLoss || res2.Best == nil || *res2.Best != *res.Best {
+		t.Errorf("finished run resumed: %+v, first %+v", res2, res)
+	}
+	for i, w := range full.Model.W {
+		if again.Model.W[i] != w {
+			t.Fatalf("weight %d changed by resuming a finished run", i)
+		}
+	}
 }
 
 func TestLoadRefusesMismatch(t *testing.T) {
@@ -135,5 +145,22 @@ func TestLoadRefusesMismatch(t *testing.T) {
 	}
 	if _, err := Load(bad); err == nil || !strings.Contains(err.Error(), "item_embedding") {
 		t.Errorf("mismatched shapes: %v", err)
+	}
+}
+
+// Resuming with another recipe (here the learning rate) is refused.
+func TestResumeRefusesOtherRecipe(t *testing.T) {
+	tc := quickTrain(t.TempDir())
+	tc.Epochs, tc.MaxSteps = 2, 3
+	trainSynth(t, TaskRanking, PosIndex, tc)
+	tc.Resume, tc.LR = true, tc.LR/2
+	d := synthData(60, 20, 11)
+	mustSplit(t, d, events.SplitRule{Rule: events.LastFraction, Val: 0.15, Test: 0.15})
+	cfg := testConfig(TaskRanking, PosIndex, d, 9)
+	cfg.DModel, cfg.FFN = 16, 32
+	m, _ := New[float32](cfg, d.Items.Of, tc.Seed)
+	_, err := (&Trainer{Cfg: tc, Model: m, Data: d, Spec: &DataSpec{Vocab: d.Log.Vocab}}).Run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "training recipe") {
+		t.Errorf("resume with another lr: %v", err)
 	}
 }
