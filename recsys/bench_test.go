@@ -2,6 +2,7 @@ package recsys
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"romae/events"
@@ -49,11 +50,9 @@ func BenchmarkSirenOverhead(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				var neg []int32
+				var neg *Negatives
 				if task == TaskNext {
-					for j := 0; j < 256; j++ {
-						neg = append(neg, int32(1+(j*7919)%(models[0].Cfg.Items-1)))
-					}
+					neg = newSampler(d, models[0].Cfg.Items, 256).draw(rand.New(rand.NewPCG(1, 2)))
 				}
 				b.ResetTimer()
 				sc, err := CompareSteps(models[0], models[1], bt, neg, b.N)

@@ -8,20 +8,30 @@ import (
 	"romae/tensor"
 )
 
+// Negatives are the sampled candidates of a next-item step, shared by the
+// batch, with the sampled softmax's correction: LogQ[i] is the log of the
+// expected count of item i in the sample, subtracted from every
+// candidate's logit (the target's included), which makes the sampled loss
+// estimate the full softmax's (Jean et al. 2015). LogQ nil: no correction
+// (uniform sampling, where it is a constant).
+type Negatives struct {
+	Items []int32
+	LogQ  []float64 // [items]
+}
+
 // Loss runs the model on bt and returns the mean loss over the scored
 // tokens and their count, keeping what Backward needs. Ranking: binary
 // cross-entropy of the outcome. Next: softmax cross-entropy of the next
-// item against the candidates negatives (shared by the batch; a token's
-// own target among them is skipped), or against every item when negatives
-// is nil (the full softmax).
-func (m *Model[T]) Loss(ws *Workspace[T], bt *Batch, negatives []int32) (float64, int, error) {
+// item against the sampled negatives (a token's own target among them is
+// skipped), or against every item when neg is nil (the full softmax).
+func (m *Model[T]) Loss(ws *Workspace[T], bt *Batch, neg *Negatives) (float64, int, error) {
 	if err := m.forward(ws, bt); err != nil {
 		return 0, 0, err
 	}
 	if m.Cfg.Task == TaskRanking {
 		return m.rankingLoss(ws, bt), ws.nScored, nil
 	}
-	loss, err := m.nextLoss(ws, bt, negatives)
+	loss, err := m.nextLoss(ws, bt, neg)
 	return loss, ws.nScored, err
 }
 
@@ -130,8 +140,16 @@ func (m *Model[T]) gatherScored(ws *Workspace[T], bt *Batch) int {
 }
 
 // nextLoss is the sampled (or full) softmax cross-entropy of the next item.
-func (m *Model[T]) nextLoss(ws *Workspace[T], bt *Batch, negatives []int32) (float64, error) {
+func (m *Model[T]) nextLoss(ws *Workspace[T], bt *Batch, neg *Negatives) (float64, error) {
 	d, V := m.Cfg.DModel, m.Cfg.Items
+	var negatives []int32
+	var logQ []float64
+	if neg != nil {
+		negatives, logQ = neg.Items, neg.LogQ
+		if len(negatives) == 0 || logQ != nil && len(logQ) != V {
+			return 0, fmt.Errorf("recsys: %d negatives with %d corrections for %d items", len(negatives), len(logQ), V)
+		}
+	}
 	n := m.gatherScored(ws, bt)
 	if n == 0 {
 		return 0, nil
@@ -162,6 +180,12 @@ func (m *Model[T]) nextLoss(ws *Workspace[T], bt *Batch, negatives []int32) (flo
 		y := ws.y[k*d : (k+1)*d]
 		z0 := float64(dot(y, m.item.W[int(t)*d:int(t+1)*d]))
 		sc, g := ws.scores[k*S:(k+1)*S], ws.dSc[k*S:(k+1)*S]
+		if logQ != nil {
+			z0 -= logQ[t]
+			for s, it := range negatives {
+				sc[s] -= T(logQ[it])
+			}
+		}
 		// The target among the candidates (always, for the full softmax)
 		// is skipped: it enters once, as z0.
 		isTarget := func(s int) bool {

@@ -2,6 +2,7 @@ package recsys
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"romae/events"
@@ -118,5 +119,39 @@ func TestBaselines(t *testing.T) {
 	wantNLL := -(math.Log(1.0/8) + math.Log(2.0/8)) / 2
 	if met.N != 2 || !near(met.HR10, 1) || !near(met.NDCG10, 1/math.Log2(3)) || !near(met.NLL, wantNLL) {
 		t.Errorf("popularity baseline %+v, want NDCG %v, NLL %v", met, 1/math.Log2(3), wantNLL)
+	}
+}
+
+// The sampler draws items in proportion to their training count plus one,
+// and its logQ is the log of each item's expected count in a draw.
+func TestSampler(t *testing.T) {
+	items := events.NewIndex("item", []string{"a", "b", "c"})
+	ev := func(item int32) events.Event { return events.Event{Item: item} }
+	// Training targets (events after a user's first): b ×3, c ×1; a never.
+	l := &events.Log{Vocab: &events.Vocab{Items: items}, Users: []events.User{
+		{Events: []events.Event{ev(1), ev(2), ev(2), ev(3)}}, {Events: []events.Event{ev(3), ev(2)}},
+	}}
+	d := &Data{Log: l, Split: events.Split{make([]events.Role, 4), make([]events.Role, 2)}}
+	s := newSampler(d, 4, 1000)
+	// q = (1, 4, 2)/7 for a, b, c.
+	for i, q := range []float64{1.0 / 7, 4.0 / 7, 2.0 / 7} {
+		if want := math.Log(1000 * q); !near(s.neg.LogQ[i+1], want) {
+			t.Errorf("logQ[%d] = %v, want %v", i+1, s.neg.LogQ[i+1], want)
+		}
+	}
+	counts := make([]int, 4)
+	rng := rand.New(rand.NewPCG(1, 1))
+	for range 100 {
+		for _, it := range s.draw(rng).Items {
+			counts[it]++
+		}
+	}
+	for i, q := range []float64{1.0 / 7, 4.0 / 7, 2.0 / 7} {
+		if got := float64(counts[i+1]) / 1e5; math.Abs(got-q) > 0.01 {
+			t.Errorf("item %d drawn with frequency %.3f, want %.3f", i+1, got, q)
+		}
+	}
+	if counts[0] != 0 {
+		t.Errorf("the unknown item was drawn %d times", counts[0])
 	}
 }

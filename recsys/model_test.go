@@ -75,12 +75,22 @@ func TestModelGradients(t *testing.T) {
 	mustSplit(t, d, events.SplitRule{Rule: events.LastFraction, Val: 0.2, Test: 0.2})
 	for _, task := range []string{TaskRanking, TaskNext} {
 		for _, variant := range Variants() {
-			negSets := [][]int32{nil}
+			negSets := []*Negatives{nil}
 			if task == TaskNext {
-				negSets = append(negSets, []int32{2, 5, 7, 9, 3})
+				// Sampled, with and without the logQ correction; item 3
+				// twice, and some tokens' own targets among them.
+				logQ := make([]float64, d.Log.Vocab.Items.Len())
+				for i := range logQ {
+					logQ[i] = 0.3*float64(i) - 1
+				}
+				items := []int32{2, 5, 7, 9, 3, 3}
+				negSets = append(negSets, &Negatives{Items: items}, &Negatives{Items: items, LogQ: logQ})
 			}
 			for _, neg := range negSets {
-				name := fmt.Sprintf("%s/%s/negatives=%v", task, variant, neg)
+				name := fmt.Sprintf("%s/%s/full-softmax", task, variant)
+				if neg != nil {
+					name = fmt.Sprintf("%s/%s/sampled/logQ=%v", task, variant, neg.LogQ != nil)
+				}
 				t.Run(name, func(t *testing.T) {
 					cfg := testConfig(task, variant, d, 6)
 					m, err := New[float64](cfg, d.Items.Of, 3)

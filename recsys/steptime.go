@@ -23,7 +23,7 @@ type StepComparison struct {
 // CompareSteps times training steps (loss, backward, AdamW) of a and b on
 // the same batch, alternating ABBA so neither always runs first, after one
 // untimed step each. negatives are next-item models' sampled candidates.
-func CompareSteps(a, b *Model[float32], bt *Batch, negatives []int32, pairs int) (StepComparison, error) {
+func CompareSteps(a, b *Model[float32], bt *Batch, negatives *Negatives, pairs int) (StepComparison, error) {
 	models := [2]*Model[float32]{a, b}
 	var steps [2]func() (wall, cpu time.Duration, err error)
 	for i, m := range models {

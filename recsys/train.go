@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"sort"
 	"strings"
 	"time"
 
@@ -37,8 +38,10 @@ type TrainConfig struct {
 	WarmupFrac  float64 `json:"warmup_frac"`
 	WeightDecay float64 `json:"weight_decay"`
 	ClipNorm    float64 `json:"clip_norm"` // 0: off
-	// Negatives is the number of items sampled (uniformly, shared by the
-	// step's batch) as next-item negatives; 0 or ≥ items−1: full softmax.
+	// Negatives is the number of items sampled as next-item negatives,
+	// shared by the step's batch, in proportion to their training count
+	// plus one, with the logQ correction (Negatives); 0 or ≥ items−1:
+	// the full softmax.
 	Negatives       int    `json:"negatives"`
 	Seed            uint64 `json:"seed"`
 	EvalBatch       int    `json:"eval_batch"`
@@ -102,7 +105,9 @@ type trainState struct {
 }
 
 // Trainer fits Model on Data's training events, selecting the epoch by
-// its validation events: lowest NE (ranking), highest NDCG@10 (next).
+// its validation events: lowest NE (ranking) or full-softmax NLL (next;
+// with one validation target per user, HR@10 and NDCG@10 move by whole
+// hits between epochs, too coarse to pick one).
 type Trainer struct {
 	Cfg   TrainConfig
 	Model *Model[float32]
@@ -116,7 +121,7 @@ func score(m *Metrics) float64 {
 	if m.Task == TaskRanking {
 		return m.NE
 	}
-	return -m.NDCG10
+	return m.NLL
 }
 
 // Run trains, writing checkpoints, metrics.jsonl and result.json into
@@ -172,11 +177,14 @@ func (t *Trainer) Run(ctx context.Context) (*TrainResult, error) {
 	enc := json.NewEncoder(metrics)
 	ws, evalWS := m.NewWorkspace(), m.NewWorkspace()
 	var bt *Batch
-	var neg []int32
+	var neg *Negatives
+	var sampler *sampler
+	if m.Cfg.Task == TaskNext && cfg.Negatives > 0 && cfg.Negatives < m.Cfg.Items-1 {
+		sampler = newSampler(t.Data, m.Cfg.Items, cfg.Negatives)
+	}
 	start, lastLine := time.Now(), time.Now()
 	res := &TrainResult{}
 	logEvery := max(1, perEpoch/5)
-	V := m.Cfg.Items
 	for epoch := st.Epoch; epoch < cfg.Epochs; epoch++ {
 		perm := rand.New(rand.NewPCG(cfg.Seed, uint64(epoch))).Perm(len(wins))
 		batchWins := make([]events.Window, 0, cfg.BatchSize)
@@ -194,15 +202,11 @@ func (t *Trainer) Run(ctx context.Context) (*TrainResult, error) {
 			if bt, err = t.Data.Collate(bt, batchWins, m.Cfg.Task); err != nil {
 				return nil, err
 			}
-			neg = neg[:0]
-			if m.Cfg.Task == TaskNext && cfg.Negatives > 0 && cfg.Negatives < V-1 {
-				rng := rand.New(rand.NewPCG(cfg.Seed, 1<<40+uint64(st.Step)))
-				for range cfg.Negatives {
-					neg = append(neg, int32(1+rng.IntN(V-1)))
-				}
+			if sampler != nil {
+				neg = sampler.draw(rand.New(rand.NewPCG(cfg.Seed, 1<<40+uint64(st.Step))))
 			}
 			m.ZeroGrad()
-			loss, n, err := m.Loss(ws, bt, nilIfEmpty(neg))
+			loss, n, err := m.Loss(ws, bt, neg)
 			if err != nil {
 				return nil, fmt.Errorf("step %d: %w", st.Step, err)
 			}
@@ -279,11 +283,46 @@ func (t *Trainer) Run(ctx context.Context) (*TrainResult, error) {
 	return t.finish(res, st, start, opt)
 }
 
-func nilIfEmpty[T any](s []T) []T {
-	if len(s) == 0 {
-		return nil
+// sampler draws next-item negatives with probability q_i ∝ (training
+// count of item i as a target) + 1: popular items, the ones a full
+// ranking must get right, are the hard negatives.
+type sampler struct {
+	cum []float64 // cumulative q over items 1 … V−1
+	neg Negatives
+}
+
+func newSampler(d *Data, V, n int) *sampler {
+	count := make([]float64, V)
+	for u, usr := range d.Log.Users {
+		for i, e := range usr.Events {
+			if d.Split[u][i] == events.Train && i > 0 {
+				count[e.Item]++
+			}
+		}
+	}
+	s := &sampler{cum: make([]float64, V), neg: Negatives{Items: make([]int32, n), LogQ: make([]float64, V)}}
+	total := 0.0
+	for i := 1; i < V; i++ {
+		total += count[i] + 1
+		s.cum[i] = total
+	}
+	for i := 1; i < V; i++ {
+		s.neg.LogQ[i] = math.Log(float64(n) * (count[i] + 1) / total)
 	}
 	return s
+}
+
+// draw fills and returns the sampler's negatives (reused between draws).
+func (s *sampler) draw(rng *rand.Rand) *Negatives {
+	total := s.cum[len(s.cum)-1]
+	for k := range s.neg.Items {
+		x := rng.Float64() * total
+		s.neg.Items[k] = int32(sort.SearchFloat64s(s.cum[1:], x) + 1)
+		if s.neg.Items[k] >= int32(len(s.cum)) { // x == total, to rounding
+			s.neg.Items[k] = int32(len(s.cum) - 1)
+		}
+	}
+	return &s.neg
 }
 
 // Summary is a one-line rendering of the metrics.
