@@ -7,7 +7,10 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
+
+	"gonum.org/v1/gonum/stat/distuv"
 
 	"romae/events"
 	"romae/recsys"
@@ -166,7 +169,7 @@ func runRecsys(ctx context.Context, o *Options, r *Result) error {
 	if err := recsysOverhead(r, b, base, spec); err != nil {
 		return err
 	}
-	r.Notes = append(r.Notes, fmt.Sprintf("Protocol: %s; model d %d, %d heads, depth %d, FFN %d, history %d events, batch %d windows, AdamW lr %g (warm-up 5%%, cosine; quick's 3e-3 chosen over the reference's 1e-3 on the validation metrics of one RoPE-on-index run per task), %d/%d epochs (A/B), next-item trained with %s; best epoch by validation NE (A) or full-softmax NLL (B; HR/NDCG on one target per user move by whole hits), reported on the test targets. Every variant of a seed starts from the same shared weights. Paired differences: variant − rope-index per seed; 'beyond noise' when |mean| > t(0.975, n−1)·sd/√n (a paired t-test at 5%%). `romae recsys-evaluate --model %s/runs/TAG/best.safetensors --data %s` gives a run's test metrics back (when the budget read the whole file).",
+	r.Notes = append(r.Notes, fmt.Sprintf("Protocol: %s; model d %d, %d heads, depth %d, FFN %d, history %d events, batch %d windows, AdamW lr %g (warm-up 5%%, cosine; quick's 3e-3 chosen over the reference's 1e-3 on the validation metrics of one RoPE-on-index run per task), %d/%d epochs (A/B), next-item trained with %s; best epoch by validation NE (A) or full-softmax NLL (B; HR/NDCG on one target per user move by whole hits), reported on the test targets. Every variant of a seed starts from the same shared weights. Paired differences: variant − rope-index per seed, two-sided paired t-test, Holm-adjusted over the table. `romae recsys-evaluate --model %s/runs/TAG/best.safetensors --data %s` gives a run's test metrics back (when the budget read the whole file).",
 		recsysProtocol(), b.size.DModel, b.size.Heads, b.size.Depth, b.size.FFN, b.history, b.batch, b.lr, b.epochsRank, b.epochsNxt, negativesText(b.negatives), o.Out, o.Data))
 	return nil
 }
@@ -266,58 +269,103 @@ func capLog(l *events.Log, maxEvents, maxPerUser int) (kept, total int) {
 	return kept, total
 }
 
-// tCrit975 is the two-sided 5% critical value of Student's t for df
-// degrees of freedom.
-func tCrit975(df int) float64 {
-	table := []float64{12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228}
-	if df < 1 {
-		return math.Inf(1)
+// pairedP is the two-sided p-value of a paired t-test that the mean of
+// the per-seed differences is 0 (1 when they are all equal).
+func pairedP(diff []float64) float64 {
+	m, sd := meanStd(diff)
+	n := float64(len(diff))
+	if len(diff) < 2 || sd == 0 {
+		if m == 0 {
+			return 1
+		}
+		return 0
 	}
-	if df <= len(table) {
-		return table[df-1]
+	t := math.Abs(m) / (sd / math.Sqrt(n))
+	return 2 * distuv.StudentsT{Mu: 0, Sigma: 1, Nu: n - 1}.Survival(t)
+}
+
+// holm adjusts p-values for a family of tests (Holm–Bonferroni): with all
+// of them, at least one "significant" difference is expected by chance.
+func holm(p []float64) []float64 {
+	idx := make([]int, len(p))
+	for i := range idx {
+		idx[i] = i
 	}
-	if df <= 30 {
-		return 2.042 + (2.228-2.042)*float64(30-df)/20 // within 0.01 of the exact values
+	sort.Slice(idx, func(a, b int) bool { return p[idx[a]] < p[idx[b]] })
+	adj := make([]float64, len(p))
+	prev := 0.0
+	for rank, i := range idx {
+		v := math.Min(1, float64(len(p)-rank)*p[i])
+		prev = math.Max(prev, v) // adjusted p-values never decrease
+		adj[i] = prev
 	}
-	return 1.96
+	return adj
 }
 
 // recsysTable renders the variant × task table: mean ± std per metric and,
-// for every variant but rope-index, the paired difference and whether it
-// is beyond noise.
+// for every variant but rope-index, the paired difference with its
+// p-value; "beyond noise" when the Holm-adjusted p-value over the whole
+// table is below 0.05.
 func recsysTable(tasks []recsysTask, tables map[string]map[string]map[string][]float64, seeds int) string {
-	var b strings.Builder
-	b.WriteString("| variant |")
-	var cols [][2]string
+	type col struct{ task, metric, head string }
+	var cols []col
 	for _, t := range tasks {
 		for _, m := range t.metrics[:2] {
-			cols = append(cols, [2]string{t.name, m})
-			fmt.Fprintf(&b, " %s %s |", strings.Split(t.label, ":")[0], m)
+			cols = append(cols, col{t.name, m, strings.Split(t.label, ":")[0] + " " + m})
 		}
+	}
+	// Every paired test of the table, for the family-wise correction.
+	type cell struct{ dm, ds, p float64 }
+	cells := map[[2]string]cell{}
+	var keys [][2]string
+	var ps []float64
+	for _, v := range recsys.Variants() {
+		for _, c := range cols {
+			if v == recsys.PosIndex || seeds < 2 {
+				continue
+			}
+			x, base := tables[c.task][c.metric][v], tables[c.task][c.metric][recsys.PosIndex]
+			diff := make([]float64, len(x))
+			for i := range x {
+				diff[i] = x[i] - base[i]
+			}
+			dm, ds := meanStd(diff)
+			k := [2]string{v, c.head}
+			cells[k] = cell{dm, ds, pairedP(diff)}
+			keys, ps = append(keys, k), append(ps, cells[k].p)
+		}
+	}
+	adj := map[[2]string]float64{}
+	for i, a := range holm(ps) {
+		adj[keys[i]] = a
+	}
+	var b strings.Builder
+	b.WriteString("| variant |")
+	for _, c := range cols {
+		fmt.Fprintf(&b, " %s |", c.head)
 	}
 	b.WriteString("\n|---|" + strings.Repeat("---|", len(cols)) + "\n")
 	for _, v := range recsys.Variants() {
 		fmt.Fprintf(&b, "| %s |", v)
 		for _, c := range cols {
-			x := tables[c[0]][c[1]][v]
-			m, s := meanStd(x)
-			cell := fmt.Sprintf("%.4f ± %.4f", m, s)
-			if v != recsys.PosIndex && seeds > 1 {
-				base := tables[c[0]][c[1]][recsys.PosIndex]
-				diff := make([]float64, len(x))
-				for i := range x {
-					diff[i] = x[i] - base[i]
-				}
-				dm, ds := meanStd(diff)
+			m, sd := meanStd(tables[c.task][c.metric][v])
+			text := fmt.Sprintf("%.4f ± %.4f", m, sd)
+			if e, ok := cells[[2]string{v, c.head}]; ok {
 				verdict := "noise"
-				if math.Abs(dm) > tCrit975(len(diff)-1)*ds/math.Sqrt(float64(len(diff))) {
+				switch a := adj[[2]string{v, c.head}]; {
+				case a < 0.05:
 					verdict = "**beyond noise**"
+				case e.p < 0.05:
+					verdict = fmt.Sprintf("noise after Holm (%.2f)", a)
 				}
-				cell += fmt.Sprintf(" (Δ %+.4f ± %.4f, %s)", dm, ds, verdict)
+				text += fmt.Sprintf(" (Δ %+.4f ± %.4f, p %.2f, %s)", e.dm, e.ds, e.p, verdict)
 			}
-			fmt.Fprintf(&b, " %s |", cell)
+			fmt.Fprintf(&b, " %s |", text)
 		}
 		b.WriteString("\n")
+	}
+	if len(ps) > 0 {
+		fmt.Fprintf(&b, "\nΔ: paired difference variant − rope-index over %d seeds (mean ± sd); p: two-sided paired t-test; beyond noise: Holm-adjusted p < 0.05 over the table's %d tests.\n", seeds, len(ps))
 	}
 	return b.String()
 }
