@@ -16,12 +16,9 @@ package events
 
 import (
 	"cmp"
-	"encoding/csv"
-	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -163,25 +160,12 @@ type rawEvent struct {
 // Load reads an events CSV. Errors name the file, the line and the column:
 // "ratings.csv:17: column "timestamp": "x" is not a number".
 func Load(path string, opt Options) (*Log, error) {
-	f, err := os.Open(path)
+	t, err := openTable(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	r := csv.NewReader(f)
-	r.FieldsPerRecord = -1 // checked below, with a better message
-	r.ReuseRecord = true
-	header, err := r.Read()
-	if err == io.EOF {
-		return nil, fmt.Errorf("%s:1: empty file, want a header row", path)
-	}
-	if err != nil {
-		return nil, csvErr(path, err)
-	}
-	cols, err := headerIndex(header)
-	if err != nil {
-		return nil, fmt.Errorf("%s:1: %w", path, err)
-	}
+	defer t.close()
+	header, cols := t.header, t.cols
 	if opt.LabelThreshold == 0 {
 		opt.LabelThreshold = 4
 	}
@@ -229,16 +213,12 @@ func Load(path string, opt Options) (*Log, error) {
 
 	var raw []rawEvent
 	for {
-		rec, err := r.Read()
+		rec, line, err := t.next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return nil, csvErr(path, err)
-		}
-		line, _ := r.FieldPos(0)
-		if len(rec) != len(header) {
-			return nil, fmt.Errorf("%s:%d: %d fields, header has %d", path, line, len(rec), len(header))
+			return nil, err
 		}
 		field := func(name string) string { return strings.TrimSpace(rec[cols[name]]) }
 		nonEmpty := func(name string) (string, error) {
@@ -373,30 +353,4 @@ func sortNatural(values []string) []string {
 		slices.Sort(out)
 	}
 	return slices.Compact(out)
-}
-
-// headerIndex maps trimmed column names to their index.
-func headerIndex(header []string) (map[string]int, error) {
-	cols := make(map[string]int, len(header))
-	for i, h := range header {
-		h = strings.TrimSpace(h)
-		if i == 0 {
-			h = strings.TrimPrefix(h, "\ufeff")
-		}
-		if _, dup := cols[h]; dup {
-			return nil, fmt.Errorf("duplicate header column %q", h)
-		}
-		cols[h] = i
-	}
-	return cols, nil
-}
-
-// csvErr puts the file name in front of an encoding/csv error, which
-// already carries line and column for syntax errors.
-func csvErr(path string, err error) error {
-	var pe *csv.ParseError
-	if errors.As(err, &pe) {
-		return fmt.Errorf("%s:%d: column %d: %w", path, pe.Line, pe.Column, pe.Err)
-	}
-	return fmt.Errorf("%s: %w", path, err)
 }

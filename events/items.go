@@ -1,10 +1,8 @@
 package events
 
 import (
-	"encoding/csv"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 )
 
@@ -37,24 +35,12 @@ func LoadItemFeatures(path string, items *Index, opt ItemOptions) (*ItemFeatures
 	if opt.Sep == "" {
 		opt.Sep = "|"
 	}
-	f, err := os.Open(path)
+	t, err := openTable(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	r := csv.NewReader(f)
-	r.FieldsPerRecord = -1
-	header, err := r.Read()
-	if err == io.EOF {
-		return nil, fmt.Errorf("%s:1: empty file, want a header row", path)
-	}
-	if err != nil {
-		return nil, csvErr(path, err)
-	}
-	cols, err := headerIndex(header)
-	if err != nil {
-		return nil, fmt.Errorf("%s:1: %w", path, err)
-	}
+	defer t.close()
+	header, cols := t.header, t.cols
 	if opt.Item == "" {
 		for _, a := range ItemAliases {
 			if _, ok := cols[a]; ok {
@@ -76,16 +62,12 @@ func LoadItemFeatures(path string, items *Index, opt ItemOptions) (*ItemFeatures
 	var all []string
 	seen := map[string]int{}
 	for {
-		rec, err := r.Read()
+		rec, line, err := t.next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return nil, csvErr(path, err)
-		}
-		line, _ := r.FieldPos(0)
-		if len(rec) != len(header) {
-			return nil, fmt.Errorf("%s:%d: %d fields, header has %d", path, line, len(rec), len(header))
+			return nil, err
 		}
 		id := strings.TrimSpace(rec[cols[opt.Item]])
 		if id == "" {
