@@ -29,14 +29,16 @@ var (
 	UserAliases   = []string{"user", "user_id", "userId", "userid", "uid"}
 	ItemAliases   = []string{"item", "item_id", "itemId", "itemid", "movieId", "movie_id", "iid"}
 	TimeAliases   = []string{"time", "timestamp", "ts", "t"}
+	LabelAliases  = []string{"label", "clicked", "click"}
 	RatingAliases = []string{"rating", "score"}
 )
 
 // Options says how to read an events CSV.
 type Options struct {
 	User, Item, Time string // column names ("": the first alias present)
-	// Label names a 0/1 outcome column. Without one, Rating (default:
-	// "rating" when present) thresholded at LabelThreshold gives the
+	// Label names a 0/1 outcome column (default: the first of
+	// LabelAliases present). Without one, Rating (default: the first of
+	// RatingAliases present) thresholded at LabelThreshold gives the
 	// label; with neither, events have no label (Label = −1).
 	Label, Rating  string
 	LabelThreshold float64 // label = rating ≥ threshold (0: 4, MovieLens' "liked")
@@ -194,6 +196,9 @@ func Load(path string, opt Options) (*Log, error) {
 	}
 	if opt.Time, err = pick(opt.Time, TimeAliases, "time", true); err != nil {
 		return nil, err
+	}
+	if opt.Label == "" && opt.Rating == "" {
+		opt.Label, _ = pick("", LabelAliases, "label", false)
 	}
 	if opt.Label != "" {
 		if _, err = pick(opt.Label, nil, "label", true); err != nil {

@@ -59,12 +59,16 @@ func TestLoadLabelRules(t *testing.T) {
 	if a, b := l.Users[0].Events[0].Label, l.Users[0].Events[1].Label; a != 1 || b != 0 {
 		t.Errorf("label column: got %d, %d, want 1, 0", a, b)
 	}
-	l, err = Load(path, Options{LabelThreshold: 3})
+	l, err = Load(path, Options{Rating: "rating", LabelThreshold: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if a, b := l.Users[0].Events[0].Label, l.Users[0].Events[1].Label; a != 0 || b != 1 {
 		t.Errorf("rating ≥ 3: got %d, %d, want 0, 1", a, b)
+	}
+	// With no column named, a label column ("clicked") wins over a rating.
+	if l, err = Load(path, Options{}); err != nil || l.Users[0].Events[0].Label != 1 {
+		t.Errorf("default outcome: label %d, err %v; want the clicked column's 1", l.Users[0].Events[0].Label, err)
 	}
 	os.WriteFile(path, []byte("user,item,time\na,x,1\n"), 0o644)
 	if l, err = Load(path, Options{}); err != nil || l.HasLabel || l.Users[0].Events[0].Label != -1 {
@@ -94,11 +98,7 @@ func TestLoadErrors(t *testing.T) {
 			if err := os.WriteFile(path, []byte(c.body), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			opt := Options{}
-			if strings.Contains(c.body, "label") {
-				opt.Label = "label"
-			}
-			_, err := Load(path, opt)
+			_, err := Load(path, Options{})
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("error %v, want it to contain %q", err, c.want)
 			}

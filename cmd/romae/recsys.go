@@ -26,7 +26,7 @@ func recsysSourceFlags(fs *flag.FlagSet, src *recsys.Source) {
 	fs.StringVar(&src.User, "user", "", "user column (default: the first of "+strings.Join(events.UserAliases, ", ")+")")
 	fs.StringVar(&src.Item, "item", "", "item column (default: the first of "+strings.Join(events.ItemAliases, ", ")+")")
 	fs.StringVar(&src.Time, "time", "", "time column, seconds since 1970 (default: the first of "+strings.Join(events.TimeAliases, ", ")+")")
-	fs.StringVar(&src.Label, "label", "", "0/1 outcome column (default: none; the rating thresholded at --label-threshold)")
+	fs.StringVar(&src.Label, "label", "", "0/1 outcome column (default: the first of "+strings.Join(events.LabelAliases, ", ")+" present; else the rating thresholded at --label-threshold)")
 	fs.StringVar(&src.Rating, "rating", "", "numeric rating column (default: rating or score when present)")
 	fs.Float64Var(&src.LabelThreshold, "label-threshold", 4, "outcome = rating ≥ this")
 	fs.Func("categorical", "comma-separated event-side categorical columns (device, context, …)", func(s string) error {
