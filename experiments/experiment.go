@@ -115,10 +115,11 @@ type Result struct {
 	Reproduce []Reproduction `json:"reproduce,omitempty"`
 }
 
-// Reproduction is one reported number and the evaluate command that gives
-// it back exactly: romae evaluate --model Model --data Data [Args...],
+// Reproduction is one reported number and the command that gives it back
+// exactly: romae evaluate (or Tool) --model Model --data Data [Args...],
 // whose JSON output has Value under Metric.
 type Reproduction struct {
+	Tool   string   `json:"tool,omitempty"` // the romae command: evaluate when empty
 	Model  string   `json:"model"`
 	Data   string   `json:"data"`
 	Args   []string `json:"args,omitempty"`
@@ -128,7 +129,11 @@ type Reproduction struct {
 
 // Command is the shell command that reproduces the number.
 func (p Reproduction) Command() string {
-	return strings.Join(append([]string{"romae", "evaluate", "--model", p.Model, "--data", p.Data}, p.Args...), " ")
+	tool := p.Tool
+	if tool == "" {
+		tool = "evaluate"
+	}
+	return strings.Join(append([]string{"romae", tool, "--model", p.Model, "--data", p.Data}, p.Args...), " ")
 }
 
 // reproduce records that evaluate on model and dataFile with batch size

@@ -23,6 +23,9 @@ func TestExperimentsTiny(t *testing.T) {
 			if name == "uea" {
 				o.Data = "../../shared/data/uea/BasicMotions_TRAIN.ts"
 			}
+			if name == "recsys" {
+				o.Data = "../../shared/data/movielens-small"
+			}
 			if name == "images" {
 				if _, err := os.Stat(datasets.FashionMNISTDir()); err != nil {
 					t.Skipf("images needs Debian's dataset-fashion-mnist package: %v", err)
@@ -74,3 +77,23 @@ func TestExperimentsTiny(t *testing.T) {
 // Rows whose baseline is the best possible result: without [CLS] RoPE can
 // only learn the mean, so "beating" the variance is not expected.
 var skipBaseline = map[string]bool{"RoMAE-tiny, no [CLS]": true}
+
+// The paired test against a value worked out independently (t = 3.7199 on
+// 4 degrees of freedom; the tail of Student's density integrated
+// numerically), and the Holm step-down adjustment by hand.
+func TestPairedStatistics(t *testing.T) {
+	if p := pairedP([]float64{1, 2, 3, 4, 6}); math.Abs(p-0.0204758) > 1e-6 {
+		t.Errorf("pairedP = %v, want 0.0204758", p)
+	}
+	if p := pairedP([]float64{0, 0, 0}); p != 1 {
+		t.Errorf("pairedP of zeros = %v, want 1", p)
+	}
+	// Holm: sorted 0.01, 0.02, 0.04 → 3·0.01, max(0.03, 2·0.02), max(0.04, 0.04).
+	got := holm([]float64{0.04, 0.01, 0.02})
+	for i, want := range []float64{0.04, 0.03, 0.04} {
+		if math.Abs(got[i]-want) > 1e-12 {
+			t.Errorf("holm = %v, want [0.04 0.03 0.04]", got)
+			break
+		}
+	}
+}

@@ -34,6 +34,9 @@ var commands = map[string]command{
 	"inspect":         {"a checkpoint's config, sizes and training state (JSON)", cmdInspect},
 	"sizes":           {"the model sizes of the paper's Table 8", cmdSizes},
 	"verify-official": {"compare with the authors' PyTorch outputs on a parity fixture", cmdVerifyOfficial},
+	"recsys-train":    {"train a causal event-sequence recommender (ranking or next item; positional variants incl. SIREN-RoPE)", cmdRecsysTrain},
+	"recsys-evaluate": {"metrics of a recsys checkpoint on an events file (JSON: NE, AUC or HR@10, NDCG@10)", cmdRecsysEvaluate},
+	"recsys-score":    {"score an events file with a recsys checkpoint: outcome probabilities or top-K next items (CSV)", cmdRecsysScore},
 }
 
 func usage(w io.Writer) {

@@ -26,6 +26,9 @@ func TestExperimentCheckpointsReproduce(t *testing.T) {
 			if name == "uea" {
 				o.Data = trainTS
 			}
+			if name == "recsys" {
+				o.Data = "../../../shared/data/movielens-small"
+			}
 			if name == "images" {
 				if _, err := os.Stat(datasets.FashionMNISTDir()); err != nil {
 					t.Skipf("images needs Debian's dataset-fashion-mnist package: %v", err)
@@ -39,7 +42,11 @@ func TestExperimentCheckpointsReproduce(t *testing.T) {
 				t.Fatal("the experiment records no number that evaluate can reproduce")
 			}
 			for _, p := range res.Reproduce {
-				out, err := capture(t, cmdEvaluate, append([]string{"--model", p.Model, "--data", p.Data}, p.Args...)...)
+				run := cmdEvaluate
+				if p.Tool == "recsys-evaluate" {
+					run = cmdRecsysEvaluate
+				}
+				out, err := capture(t, run, append([]string{"--model", p.Model, "--data", p.Data}, p.Args...)...)
 				if err != nil {
 					t.Fatalf("%s: %v", p.Command(), err)
 				}

@@ -1,0 +1,86 @@
+package nn
+
+import (
+	"fmt"
+	"math"
+
+	"romae/tensor"
+)
+
+// CausalAttentionForward is AttentionForward with a causal mask, for
+// sequence models that must not see the future: row i attends to keys
+// j ≤ i only (and never to keys marked in keyPad):
+//
+//	P = softmax(q kᵀ / sqrt(hd) − ∞·[j > i] − ∞·keyPad),  out = P v
+//
+// q, k, v, out: [B,H,L,hd] views; prob: [B,H,L,L], kept for the backward
+// pass with exact zeros above the diagonal, or nil in evaluation (P then
+// lives in a per-core scratch matrix); keyPad: [B·L] (nil: none). A row
+// whose allowed keys are all padding gets an all-zero output.
+//
+// The scores are one full L×L product per (sample, head), half of it
+// discarded: the sequences this serves (event histories, L ≈ 50) are short
+// enough that a blocked triangular product would not pay for its code.
+func CausalAttentionForward[T tensor.Float](out, q, k, v Heads[T], prob []T, keyPad []bool, B, H, L, hd int) {
+	checkViews(B, H, L, hd, "out, q, k, v", out, q, k, v)
+	LL := L * L
+	if prob != nil && len(prob) < B*H*LL {
+		panic(fmt.Sprintf("nn: CausalAttentionForward: prob shorter than B·H·L·L = %d", B*H*LL))
+	}
+	scale := T(1 / math.Sqrt(float64(hd)))
+	bias, keep, release := padVectors32[T](keyPad, B*L)
+	defer release()
+	tensor.ParallelFor(B*H, 1, func(lo, hi int) {
+		var scr *[]T
+		if prob == nil {
+			scr = getWork[T](LL)
+			defer putWork(scr)
+		}
+		for bh := lo; bh < hi; bh++ {
+			b, h := bh/H, bh%H
+			var p []T
+			if prob != nil {
+				p = prob[bh*LL : (bh+1)*LL]
+			} else {
+				p = (*scr)[:LL]
+			}
+			tensor.GemmSerial(false, true, L, L, hd, 1, q.at(b, h), q.LD, k.at(b, h), k.LD, 0, p, L)
+			causalSoftmax(p, scale, keyPad, bias, keep, b, L)
+			tensor.GemmSerial(false, false, L, hd, L, 1, p, L, v.at(b, h), v.LD, 0, out.at(b, h), out.LD)
+		}
+	})
+}
+
+// causalSoftmax replaces each row r of sample b's scores p [L,L] by the
+// softmax of its first r+1 entries, zeroing the rest.
+func causalSoftmax[T tensor.Float](p []T, scale T, keyPad []bool, bias, keep []float32, b, L int) {
+	if _, ok := any(p).([]float32); ok {
+		p32 := as32(p)
+		for r := range L {
+			var bs, ks []float32
+			if bias != nil {
+				bs, ks = bias[b*L:b*L+r+1], keep[b*L:b*L+r+1]
+			}
+			tensor.SoftmaxRow32(p32[r*L:r*L+r+1], float32(scale), bs, ks)
+			clear(p32[r*L+r+1 : (r+1)*L])
+		}
+		return
+	}
+	for r := range L {
+		var pad []bool
+		if keyPad != nil {
+			pad = keyPad[b*L : b*L+r+1]
+		}
+		softmaxRow(p[r*L:r*L+r+1], scale, pad)
+		clear(p[r*L+r+1 : (r+1)*L])
+	}
+}
+
+// CausalAttentionBackward, given dOut, overwrites dq, dk, dv ([B,H,L,hd]
+// views) for the prob [B,H,L,L] that CausalAttentionForward kept. It is
+// AttentionBackward's computation: the softmax gradient P ⊙ (dP − Σ dP⊙P)
+// is exactly zero wherever P is, so the masked entries need no special
+// case — the forward pass's zeros carry the mask.
+func CausalAttentionBackward[T tensor.Float](dq, dk, dv, dOut, q, k, v Heads[T], prob []T, B, H, L, hd int) {
+	AttentionBackward(dq, dk, dv, dOut, q, k, v, prob, nil, nil, B, H, L, hd)
+}

@@ -1,0 +1,319 @@
+package recsys
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"romae/events"
+	"romae/internal/gradcheck"
+	"romae/rope"
+)
+
+// synthData is a small event log with structure to learn: each user likes
+// one of two item halves, and watches items in a drifting order, with
+// irregular gaps. One event-side categorical column, item categories.
+func synthData(users, items int, seed uint64) *Data {
+	rng := rand.New(rand.NewPCG(seed, 5))
+	vocab := &events.Vocab{Items: events.NewIndex("item", nil), EventCats: []*events.Index{events.NewIndex("device", []string{"app", "web"})}}
+	ids := make([]string, items)
+	for i := range ids {
+		ids[i] = fmt.Sprint(i + 1)
+	}
+	vocab.Items = events.NewIndex("item", ids)
+	l := &events.Log{Path: "synth", Vocab: vocab, HasLabel: true}
+	for u := 0; u < users; u++ {
+		n := 6 + rng.IntN(20)
+		t := 1.5e9 + rng.Float64()*1e8
+		cur := rng.IntN(items)
+		half := u % 2
+		usr := events.User{ID: fmt.Sprint(u)}
+		for i := 0; i < n; i++ {
+			cur = (cur + 1 + rng.IntN(3)) % items
+			t += rng.ExpFloat64() * 3600 * float64(1+rng.IntN(48))
+			label := int8(0)
+			if (cur < items/2) == (half == 0) && rng.Float64() < 0.8 {
+				label = 1
+			}
+			usr.Events = append(usr.Events, events.Event{Item: int32(cur + 1), Label: label, Time: t, Cats: []int32{int32(1 + rng.IntN(2))}, Line: int32(i + 2)})
+		}
+		l.Users = append(l.Users, usr)
+	}
+	feat := &events.ItemFeatures{Values: events.NewIndex("genres", []string{"a", "b", "c"}), Of: make([][]int32, items+1)}
+	for i := 1; i <= items; i++ {
+		feat.Of[i] = []int32{int32(1 + i%3)}
+		if i%4 == 0 {
+			feat.Of[i] = append(feat.Of[i], int32(1+(i+1)%3))
+		}
+	}
+	return &Data{Log: l, Items: feat}
+}
+
+func testConfig(task, variant string, d *Data, maxLen int) Config {
+	c := DefaultConfig(task, variant)
+	c.DModel, c.Heads, c.Depth, c.FFN, c.SirenHidden = 8, 2, 2, 12, 5
+	c.MaxLen = maxLen
+	c.Items, c.ItemCats, c.EventCats = d.Log.Vocab.Items.Len(), d.Items.Values.Len(), []int{d.Log.Vocab.EventCats[0].Len()}
+	return c
+}
+
+func mustSplit(t testing.TB, d *Data, rule events.SplitRule) {
+	sp, err := rule.Apply(d.Log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Split = sp
+}
+
+// Every parameter gradient of every variant and task agrees with central
+// finite differences in float64: the embeddings' scatter, the angle
+// network, ω and λ, RoPE's angle gradient, the causal blocks and both
+// heads (sampled and full softmax).
+func TestModelGradients(t *testing.T) {
+	d := synthData(4, 9, 1)
+	mustSplit(t, d, events.SplitRule{Rule: events.LastFraction, Val: 0.2, Test: 0.2})
+	for _, task := range []string{TaskRanking, TaskNext} {
+		for _, variant := range Variants() {
+			negSets := []*Negatives{nil}
+			if task == TaskNext {
+				// Sampled, with and without the logQ correction; item 3
+				// twice, and some tokens' own targets among them.
+				logQ := make([]float64, d.Log.Vocab.Items.Len())
+				for i := range logQ {
+					logQ[i] = 0.3*float64(i) - 1
+				}
+				items := []int32{2, 5, 7, 9, 3, 3}
+				negSets = append(negSets, &Negatives{Items: items}, &Negatives{Items: items, LogQ: logQ})
+			}
+			for _, neg := range negSets {
+				name := fmt.Sprintf("%s/%s/full-softmax", task, variant)
+				if neg != nil {
+					name = fmt.Sprintf("%s/%s/sampled/logQ=%v", task, variant, neg.LogQ != nil)
+				}
+				t.Run(name, func(t *testing.T) {
+					cfg := testConfig(task, variant, d, 6)
+					m, err := New[float64](cfg, d.Items.Of, 3)
+					if err != nil {
+						t.Fatal(err)
+					}
+					// Weights of order 1, so that every term matters.
+					rng := rand.New(rand.NewPCG(9, 9))
+					for i := range m.W {
+						m.W[i] += 0.3 * rng.NormFloat64()
+					}
+					ws := m.Windows(d, events.Train)
+					bt, err := d.Collate(nil, ws[:3], task)
+					if err != nil {
+						t.Fatal(err)
+					}
+					work := m.NewWorkspace()
+					loss := func() float64 {
+						l, _, err := m.Loss(work, bt, neg)
+						if err != nil {
+							t.Fatal(err)
+						}
+						return l
+					}
+					m.ZeroGrad()
+					if _, n, _ := m.Loss(work, bt, neg); n == 0 {
+						t.Fatal("no scored tokens")
+					}
+					m.Backward(work)
+					for _, p := range m.Params {
+						if err := gradcheck.Check(p.Name, p.W, p.G, loss, 24); err != nil {
+							t.Error(err)
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// SIREN-RoPE with ω = 0 is RoPE on the reversed index exactly (λ starts
+// at 1): same shared weights, bit-identical outputs.
+func TestSirenOmegaZeroIsRoPEIndex(t *testing.T) {
+	d := synthData(6, 11, 2)
+	mustSplit(t, d, events.SplitRule{Rule: events.LeaveOneOut})
+	for _, task := range []string{TaskRanking, TaskNext} {
+		for _, variant := range []string{PosSiren, PosSirenSin, PosSirenMLP} {
+			idx, err := New[float32](testConfig(task, PosIndex, d, 7), d.Items.Of, 4)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sir, err := New[float32](testConfig(task, variant, d, 7), d.Items.Of, 4)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range idx.Params {
+				q := sir.Param(p.Name)
+				if q == nil {
+					t.Fatalf("%s lacks %s", variant, p.Name)
+				}
+				for i := range p.W {
+					if p.W[i] != q.W[i] {
+						t.Fatalf("%s: shared weight %s differs at init", variant, p.Name)
+					}
+				}
+			}
+			clear(sir.Param("siren.omega").W)
+			bt, err := d.Collate(nil, idx.Windows(d, events.Train), task)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w1, w2 := idx.NewWorkspace(), sir.NewWorkspace()
+			l1, _, err1 := idx.Loss(w1, bt, nil)
+			l2, _, err2 := sir.Loss(w2, bt, nil)
+			if err1 != nil || err2 != nil {
+				t.Fatal(err1, err2)
+			}
+			if l1 != l2 {
+				t.Errorf("%s/%s: loss %v, RoPE on the index %v", task, variant, l2, l1)
+			}
+			for i := range w1.out {
+				if w1.out[i] != w2.out[i] {
+					t.Fatalf("%s/%s: output %d differs: %v vs %v", task, variant, i, w2.out[i], w1.out[i])
+				}
+			}
+			// And ω ≠ 0 does change them (the test can fail).
+			sir.Param("siren.omega").W[0] = 1
+			if l3, _, _ := sir.Loss(w2, bt, nil); l3 == l1 {
+				t.Errorf("%s/%s: ω ≠ 0 left the loss unchanged", task, variant)
+			}
+		}
+	}
+}
+
+// A token's output depends on earlier events only: changing the last
+// event of a window (its item, time and outcome) leaves every earlier
+// output unchanged, for every variant.
+func TestNoFutureLeak(t *testing.T) {
+	d := synthData(3, 9, 3)
+	mustSplit(t, d, events.SplitRule{Rule: events.LeaveOneOut})
+	for _, task := range []string{TaskRanking, TaskNext} {
+		for _, variant := range Variants() {
+			m, err := New[float32](testConfig(task, variant, d, 8), d.Items.Of, 5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ws := []events.Window{{User: 0, Start: 0, End: 6, Targets: []int{1}}}
+			bt, err := d.Collate(nil, ws, task)
+			if err != nil {
+				t.Fatal(err)
+			}
+			work := m.NewWorkspace()
+			if err := m.forward(work, bt); err != nil {
+				t.Fatal(err)
+			}
+			before := append([]float32(nil), work.out...)
+			last := bt.L - 1
+			bt.Item[last], bt.Time[last], bt.Action[last] = bt.Item[last]%8+1, bt.Time[last]+12345, 2-bt.Action[last]%2
+			if err := m.forward(work, bt); err != nil {
+				t.Fatal(err)
+			}
+			dm := m.Cfg.DModel
+			for i := 0; i < last*dm; i++ {
+				if work.out[i] != before[i] {
+					t.Fatalf("%s/%s: output of token %d changed with the last event", task, variant, i/dm)
+				}
+			}
+			changed := false
+			for i := last * dm; i < len(before); i++ {
+				changed = changed || work.out[i] != before[i]
+			}
+			if !changed {
+				t.Errorf("%s/%s: the last token's own output did not change", task, variant)
+			}
+		}
+	}
+}
+
+// Two variants built from one seed share their common weights, so a
+// comparison between them is paired from initialisation on.
+func TestVariantsShareInitialWeights(t *testing.T) {
+	d := synthData(2, 9, 4)
+	base, _ := New[float32](testConfig(TaskNext, PosNone, d, 6), d.Items.Of, 7)
+	for _, v := range Variants()[1:] {
+		m, err := New[float32](testConfig(TaskNext, v, d, 6), d.Items.Of, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range base.Params {
+			q := m.Param(p.Name)
+			if q == nil || math.Float32bits(q.W[0]) != math.Float32bits(p.W[0]) || q.W[len(q.W)-1] != p.W[len(p.W)-1] {
+				t.Errorf("%s: %s differs from the none variant's", v, p.Name)
+			}
+		}
+	}
+}
+
+// The float32 sine layer (the vector kernel where there is one) agrees
+// with math.Sincos of the same float32 argument, over the range it covers
+// and past it (where it hands over to math.Sincos).
+func TestSineFloat32(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	const n = 1 << 16
+	pre, out, deriv := make([]float32, n+7), make([]float32, n+7), make([]float32, n+7)
+	for i := range pre {
+		pre[i] = float32((rng.Float64()*2 - 1) * math.Pow(10, float64(rng.IntN(5)-2)))
+	}
+	pre[100] = 1e5 // a block the vector path must leave to math.Sincos
+	const w0 = 10
+	sine(out, deriv, pre, w0)
+	for i, p := range pre {
+		x := float64(float32(w0) * p)
+		s, c := math.Sincos(x)
+		// The scalar path rounds ω0·pre in float64, the vector one in
+		// float32: allow that rounding (6e-8 relative) on top of 4e-7.
+		tol := 4e-7 + 6e-8*math.Abs(x)
+		if math.Abs(float64(out[i])-s) > tol || math.Abs(float64(deriv[i])-w0*c) > w0*tol {
+			t.Fatalf("sin(%v) = %v, cos·ω0 %v; want %v, %v", x, out[i], deriv[i], s, w0*c)
+		}
+	}
+}
+
+func TestTokenFeatures(t *testing.T) {
+	x := make([]float64, 2*numFeatures)
+	// Thursday 1970-01-01 06:00 UTC, token 2 of a 5-slot window, written
+	// into column 1 of a [6, 2] feature matrix.
+	tokenFeatures(x, 2, 1, 2, 5, 6*3600)
+	cycleFeatures(x, 2)
+	want := []float64{0.5, 6*3600/secondsPerYear - 55, 1, 0, math.Sin(2 * math.Pi / 28), math.Cos(2 * math.Pi / 28)}
+	for i := range want {
+		if math.Abs(x[2*i+1]-want[i]) > 1e-12 || x[2*i] != []float64{0, 0, 0, 1, 0, 1}[i] {
+			t.Errorf("feature %d = %v, want %v (column 0: %v, the features of zeros)", i, x[2*i+1], want[i], x[2*i])
+		}
+	}
+	// A negative time (before 1970) still gets a phase in [0, 1).
+	if p := phase(-3600, secondsPerDay); math.Abs(p-23.0/24) > 1e-15 {
+		t.Errorf("phase(−1 h) = %v, want 23/24", p)
+	}
+}
+
+// The float32 vector pass of the angle gradient matches rope's AngleGrad.
+func TestAngleGradVector(t *testing.T) {
+	B, L, H, hd := 3, 5, 2, 16
+	l, err := rope.NewLayout(hd, 1, 1, 1e5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab := &rope.Table[float32]{Layout: l, N: B * L}
+	n := B * H * L * hd
+	vals := [4][]float32{}
+	for i := range vals {
+		vals[i] = make([]float32, n)
+		for j, v := range gradcheck.Rand(n, uint64(i+1)) {
+			vals[i][j] = float32(v)
+		}
+	}
+	got, want := make([]float32, B*L*l.R), make([]float32, B*L*l.R)
+	angleGrad(tab, got, vals[0], vals[1], vals[2], vals[3], B, L, H)
+	tab.AngleGrad(want, vals[0], vals[1], B, L, H)
+	tab.AngleGrad(want, vals[2], vals[3], B, L, H)
+	for i := range want {
+		if math.Abs(float64(got[i]-want[i])) > 1e-5*(1+math.Abs(float64(want[i]))) {
+			t.Fatalf("dAngle %d = %v, rope.AngleGrad %v", i, got[i], want[i])
+		}
+	}
+}
