@@ -93,16 +93,28 @@ func RoundBF16(f float32) float32 { return math.Float32frombits(bf16Bits(f) << 1
 func bfPair(lo, hi float32) uint32 { return bf16Bits(lo) | bf16Bits(hi)<<16 }
 
 // roundHi16 rounds 16 floats to bf16, leaving each result in the high half
-// of its 32-bit lane.
+// of its 32-bit lane. The constants are loaded, not broadcast: an integer
+// broadcast goes through a legacy-SSE MOVQ, which pays the AVX-512 → SSE
+// transition on Intel (avxsse_amd64_test.go).
 func roundHi16(v archsimd.Float32x16) archsimd.Uint32x16 {
 	u := v.AsUint32x16()
-	odd := u.ShiftAllRight(16).And(archsimd.BroadcastUint32x16(1))
-	return u.Add(archsimd.BroadcastUint32x16(0x7FFF)).Add(odd).And(archsimd.BroadcastUint32x16(0xFFFF0000))
+	odd := u.ShiftRight(archsimd.LoadUint32x16(&roundConsts[3])).And(archsimd.LoadUint32x16(&roundConsts[0]))
+	return u.Add(archsimd.LoadUint32x16(&roundConsts[1])).Add(odd).And(archsimd.LoadUint32x16(&roundConsts[2]))
 }
+
+// roundConsts are roundHi16's 1, 0x7FFF and high-half mask on 16 lanes,
+// and 16 as a per-lane shift count (ShiftAllRight by a constant takes its
+// count through a legacy-SSE MOVQ as well).
+var roundConsts = func() (c [4][16]uint32) {
+	for i := range 16 {
+		c[0][i], c[1][i], c[2][i], c[3][i] = 1, 0x7FFF, 0xFFFF0000, 16
+	}
+	return
+}()
 
 // interleave16 is lane j = bf16(lo[j]) | bf16(hi[j])<<16.
 func interleave16(lo, hi archsimd.Float32x16) archsimd.Uint32x16 {
-	return roundHi16(lo).ShiftAllRight(16).Or(roundHi16(hi))
+	return roundHi16(lo).ShiftRight(archsimd.LoadUint32x16(&roundConsts[3])).Or(roundHi16(hi))
 }
 
 // packRowPairs writes the kp pairs of one row of kb floats.
@@ -138,6 +150,9 @@ func packBF16B(transB bool, b []float32, ldb, pc, j0, kb, w int, d []uint32) {
 		var rows [16]archsimd.Uint32x16
 		for jb := 0; jb < bfNR; jb += 16 {
 			nj := max(0, min(16, w-jb))
+			// packRowPairs' tail is SSE code, and the vector zeroing of
+			// rows or the last half-sliver's transpose came before it.
+			archsimd.ClearAVXUpperBits()
 			for jj := range nj {
 				packRowPairs(b[(j0+jb+jj)*ldb+pc:], kb, tmp[jj][:kp])
 			}
@@ -155,6 +170,7 @@ func packBF16B(transB bool, b []float32, ldb, pc, j0, kb, w int, d []uint32) {
 				}
 			}
 		}
+		archsimd.ClearAVXUpperBits()
 		return
 	}
 	p0 := 0
@@ -192,6 +208,7 @@ func packBF16B(transB bool, b []float32, ldb, pc, j0, kb, w int, d []uint32) {
 			interleave16(lo, hi).StoreSlice(dst[jb:])
 		}
 	}
+	archsimd.ClearAVXUpperBits()
 }
 
 // transpose16 transposes a 16×16 matrix of uint32 held as 16 rows, in
@@ -216,18 +233,21 @@ func transpose16(r *[16]archsimd.Uint32x16) {
 // the others; row i|b takes row i's c^b for c with bit s clear and keeps
 // the rest. Index 16+c selects lane c of the second source.
 var transposeIdx = func() (t [4][2]archsimd.Uint32x16) {
+	var idx [4][2][16]uint32
 	for s := range 4 {
 		b := 1 << s
-		var a, c [16]uint32
 		for l := range 16 {
 			if l&b == 0 {
-				a[l], c[l] = uint32(l), uint32(l^b)
+				idx[s][0][l], idx[s][1][l] = uint32(l), uint32(l^b)
 			} else {
-				a[l], c[l] = uint32(16+(l^b)), uint32(16+l)
+				idx[s][0][l], idx[s][1][l] = uint32(16+(l^b)), uint32(16+l)
 			}
 		}
-		t[s][0], t[s][1] = archsimd.LoadUint32x16Slice(a[:]), archsimd.LoadUint32x16Slice(c[:])
 	}
+	for s := range 4 {
+		t[s][0], t[s][1] = archsimd.LoadUint32x16(&idx[s][0]), archsimd.LoadUint32x16(&idx[s][1])
+	}
+	archsimd.ClearAVXUpperBits()
 	return
 }()
 
