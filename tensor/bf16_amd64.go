@@ -52,28 +52,21 @@ var interleaveWords = func() (idx [32]uint16) {
 	return
 }()
 
-func cpuid(eax, ecx uint32) (a, b, c, d uint32)
-
 const (
-	bfMR = 8
-	bfNR = 32
-	bfKC = 512 // k per block: 256 pairs; a B sliver is 32 KiB, an A panel 8 KiB
-	bfNC = 768 // ≥ the model's widest n (720), so A is packed once per k block
-	bfMC = 128
+	bfMR    = 8
+	bfNR    = 32
+	bfKCMax = 512 // the largest k block kBlock gives
+	bfNC    = 768 // ≥ the model's widest n (720), so A is packed once per k block
+	bfMC    = 128
 )
 
-// hasBF16: AVX-512 usable (archsimd checks OS support) and CPUID.(EAX=7,
-// ECX=1):EAX bit 5 (AVX512_BF16).
-var hasBF16 = func() bool {
-	if !hasAVX512 {
-		return false
-	}
-	if max, _, _, _ := cpuid(0, 0); max < 7 {
-		return false
-	}
-	a, _, _, _ := cpuid(7, 1)
-	return a&(1<<5) != 0
-}()
+// bfKC is the k block from this CPU's caches (512 on the Zen 4/5 and the
+// Xeon: a B sliver is 32 KiB, an A panel 8 KiB).
+var bfKC = kBlock(cpuInfo.L1D, cpuInfo.L2, bfNC, bfMR, 2, bfKCMax)
+
+// hasBF16: AVX-512 usable (archsimd checks OS support) and AVX512_BF16
+// (CPUID.(EAX=7,ECX=1):EAX bit 5, read by detectCPU).
+var hasBF16 = hasAVX512 && cpuInfo.Has("avx512_bf16")
 
 // BF16Supported reports whether the bf16 matrix-product path can run here.
 func BF16Supported() bool { return hasBF16 }
@@ -146,7 +139,7 @@ func packBF16B(transB bool, b []float32, ldb, pc, j0, kb, w int, d []uint32) {
 		// op(B)(p, j) = b[j·ldb + p]: row j of b holds column j's pairs.
 		// Each half-sliver of 16 columns converts its rows into tmp, then
 		// tmp is transposed 16×16 pairs at a time into the [kp][32] lanes.
-		var tmp [16][bfKC / 2]uint32
+		var tmp [16][bfKCMax / 2]uint32
 		var rows [16]archsimd.Uint32x16
 		for jb := 0; jb < bfNR; jb += 16 {
 			nj := max(0, min(16, w-jb))
@@ -302,7 +295,7 @@ func packBF16A(transA bool, a []float32, lda, ic, pc, mb, kb int, d []uint32) (a
 // bf16Bufs recycles packing buffers (see packBufs).
 var bf16Bufs = make(chan *[]uint32, 16)
 
-const bf16BufLen = bfKC/2*(bfNC+bfNR) + bfMC*bfKC/2
+var bf16BufLen = bfKC/2*(bfNC+bfNR) + bfMC*bfKC/2
 
 // serialBF16 is serial's bf16 twin: same contract, one core.
 func serialBF16(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
@@ -310,8 +303,10 @@ func serialBF16(transA, transB bool, m, n, k int, alpha float32, a []float32, ld
 	select {
 	case bufp = <-bf16Bufs:
 	default:
-		s := make([]uint32, bf16BufLen)
-		bufp = &s
+		bufp = new([]uint32)
+	}
+	if len(*bufp) < bf16BufLen {
+		*bufp = make([]uint32, bf16BufLen)
 	}
 	buf := *bufp
 	bbuf, abuf := buf[:bfKC/2*(bfNC+bfNR)], buf[bfKC/2*(bfNC+bfNR):]
@@ -368,10 +363,26 @@ func bf16Backend() Backend {
 	return avx512Backend
 }
 
+// sgemmBF16 runs one single-core product on the chosen bf16 kernel;
+// false: the kernel is the fp32 one (the caller goes on in float32).
 func sgemmBF16(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) bool {
 	if !hasBF16 {
 		return false
 	}
-	serialBF16(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-	return true
+	switch bf16Kernel.Load() {
+	case bf16AMX:
+		amxSerial(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return true
+	case bf16DPBF16:
+		serialBF16(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return true
+	}
+	return false
 }
+
+// amxKC is the AMX back end's k block: its 32-row A panel in a quarter
+// of L1d, the packed B panel in L2 (192 on the Xeon, the K at which the
+// reference probe measured AMX fastest).
+var amxKC = kBlock(cpuInfo.L1D, cpuInfo.L2, bfNC, 32, 2, 192)
+
+func kBlocks() (fp32, bf16, amx int) { return asmKC, bfKC, amxKC }

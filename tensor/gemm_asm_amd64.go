@@ -22,10 +22,14 @@ func fma8x32(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer,
 const (
 	asmMR = 8
 	asmNR = 32
-	asmKC = 256 // a B sliver is 32 KiB; an 8-row A panel 8 KiB
 	asmNC = 768 // ≥ the model's widest n (720): A is read once per k block
 	asmMC = 128
 )
+
+// asmKC is the k block from this CPU's caches (kBlock): 256 on the Zen 4
+// and Zen 5 (a B sliver is 32 KiB, an 8-row A panel 8 KiB), 384 on the
+// Xeon's 48 KiB L1d; 256 where the CPU reports no cache sizes.
+var asmKC = kBlock(cpuInfo.L1D, cpuInfo.L2, asmNC, asmMR, 4, 256)
 
 // simdAsmKernel selects fma8x32 for the avx512 back end (false: the
 // archsimd 4×32 kernel), a variable so benchmarks can compare both.
