@@ -52,28 +52,21 @@ var interleaveWords = func() (idx [32]uint16) {
 	return
 }()
 
-func cpuid(eax, ecx uint32) (a, b, c, d uint32)
-
 const (
-	bfMR = 8
-	bfNR = 32
-	bfKC = 512 // k per block: 256 pairs; a B sliver is 32 KiB, an A panel 8 KiB
-	bfNC = 768 // ≥ the model's widest n (720), so A is packed once per k block
-	bfMC = 128
+	bfMR    = 8
+	bfNR    = 32
+	bfKCMax = 512 // the largest k block kBlock gives
+	bfNC    = 768 // ≥ the model's widest n (720), so A is packed once per k block
+	bfMC    = 128
 )
 
-// hasBF16: AVX-512 usable (archsimd checks OS support) and CPUID.(EAX=7,
-// ECX=1):EAX bit 5 (AVX512_BF16).
-var hasBF16 = func() bool {
-	if !hasAVX512 {
-		return false
-	}
-	if max, _, _, _ := cpuid(0, 0); max < 7 {
-		return false
-	}
-	a, _, _, _ := cpuid(7, 1)
-	return a&(1<<5) != 0
-}()
+// bfKC is the k block from this CPU's caches (512 on the Zen 4/5 and the
+// Xeon: a B sliver is 32 KiB, an A panel 8 KiB).
+var bfKC = kBlock(cpuInfo.L1D, cpuInfo.L2, bfNC, bfMR, 2, bfKCMax)
+
+// hasBF16: AVX-512 usable (archsimd checks OS support) and AVX512_BF16
+// (CPUID.(EAX=7,ECX=1):EAX bit 5, read by detectCPU).
+var hasBF16 = hasAVX512 && cpuInfo.Has("avx512_bf16")
 
 // BF16Supported reports whether the bf16 matrix-product path can run here.
 func BF16Supported() bool { return hasBF16 }
@@ -93,16 +86,28 @@ func RoundBF16(f float32) float32 { return math.Float32frombits(bf16Bits(f) << 1
 func bfPair(lo, hi float32) uint32 { return bf16Bits(lo) | bf16Bits(hi)<<16 }
 
 // roundHi16 rounds 16 floats to bf16, leaving each result in the high half
-// of its 32-bit lane.
+// of its 32-bit lane. The constants are loaded, not broadcast: an integer
+// broadcast goes through a legacy-SSE MOVQ, which pays the AVX-512 → SSE
+// transition on Intel (avxsse_amd64_test.go).
 func roundHi16(v archsimd.Float32x16) archsimd.Uint32x16 {
 	u := v.AsUint32x16()
-	odd := u.ShiftAllRight(16).And(archsimd.BroadcastUint32x16(1))
-	return u.Add(archsimd.BroadcastUint32x16(0x7FFF)).Add(odd).And(archsimd.BroadcastUint32x16(0xFFFF0000))
+	odd := u.ShiftRight(archsimd.LoadUint32x16(&roundConsts[3])).And(archsimd.LoadUint32x16(&roundConsts[0]))
+	return u.Add(archsimd.LoadUint32x16(&roundConsts[1])).Add(odd).And(archsimd.LoadUint32x16(&roundConsts[2]))
 }
+
+// roundConsts are roundHi16's 1, 0x7FFF and high-half mask on 16 lanes,
+// and 16 as a per-lane shift count (ShiftAllRight by a constant takes its
+// count through a legacy-SSE MOVQ as well).
+var roundConsts = func() (c [4][16]uint32) {
+	for i := range 16 {
+		c[0][i], c[1][i], c[2][i], c[3][i] = 1, 0x7FFF, 0xFFFF0000, 16
+	}
+	return
+}()
 
 // interleave16 is lane j = bf16(lo[j]) | bf16(hi[j])<<16.
 func interleave16(lo, hi archsimd.Float32x16) archsimd.Uint32x16 {
-	return roundHi16(lo).ShiftAllRight(16).Or(roundHi16(hi))
+	return roundHi16(lo).ShiftRight(archsimd.LoadUint32x16(&roundConsts[3])).Or(roundHi16(hi))
 }
 
 // packRowPairs writes the kp pairs of one row of kb floats.
@@ -134,10 +139,13 @@ func packBF16B(transB bool, b []float32, ldb, pc, j0, kb, w int, d []uint32) {
 		// op(B)(p, j) = b[j·ldb + p]: row j of b holds column j's pairs.
 		// Each half-sliver of 16 columns converts its rows into tmp, then
 		// tmp is transposed 16×16 pairs at a time into the [kp][32] lanes.
-		var tmp [16][bfKC / 2]uint32
+		var tmp [16][bfKCMax / 2]uint32
 		var rows [16]archsimd.Uint32x16
 		for jb := 0; jb < bfNR; jb += 16 {
 			nj := max(0, min(16, w-jb))
+			// packRowPairs' tail is SSE code, and the vector zeroing of
+			// rows or the last half-sliver's transpose came before it.
+			archsimd.ClearAVXUpperBits()
 			for jj := range nj {
 				packRowPairs(b[(j0+jb+jj)*ldb+pc:], kb, tmp[jj][:kp])
 			}
@@ -155,6 +163,7 @@ func packBF16B(transB bool, b []float32, ldb, pc, j0, kb, w int, d []uint32) {
 				}
 			}
 		}
+		archsimd.ClearAVXUpperBits()
 		return
 	}
 	p0 := 0
@@ -192,6 +201,7 @@ func packBF16B(transB bool, b []float32, ldb, pc, j0, kb, w int, d []uint32) {
 			interleave16(lo, hi).StoreSlice(dst[jb:])
 		}
 	}
+	archsimd.ClearAVXUpperBits()
 }
 
 // transpose16 transposes a 16×16 matrix of uint32 held as 16 rows, in
@@ -216,18 +226,21 @@ func transpose16(r *[16]archsimd.Uint32x16) {
 // the others; row i|b takes row i's c^b for c with bit s clear and keeps
 // the rest. Index 16+c selects lane c of the second source.
 var transposeIdx = func() (t [4][2]archsimd.Uint32x16) {
+	var idx [4][2][16]uint32
 	for s := range 4 {
 		b := 1 << s
-		var a, c [16]uint32
 		for l := range 16 {
 			if l&b == 0 {
-				a[l], c[l] = uint32(l), uint32(l^b)
+				idx[s][0][l], idx[s][1][l] = uint32(l), uint32(l^b)
 			} else {
-				a[l], c[l] = uint32(16+(l^b)), uint32(16+l)
+				idx[s][0][l], idx[s][1][l] = uint32(16+(l^b)), uint32(16+l)
 			}
 		}
-		t[s][0], t[s][1] = archsimd.LoadUint32x16Slice(a[:]), archsimd.LoadUint32x16Slice(c[:])
 	}
+	for s := range 4 {
+		t[s][0], t[s][1] = archsimd.LoadUint32x16(&idx[s][0]), archsimd.LoadUint32x16(&idx[s][1])
+	}
+	archsimd.ClearAVXUpperBits()
 	return
 }()
 
@@ -282,7 +295,7 @@ func packBF16A(transA bool, a []float32, lda, ic, pc, mb, kb int, d []uint32) (a
 // bf16Bufs recycles packing buffers (see packBufs).
 var bf16Bufs = make(chan *[]uint32, 16)
 
-const bf16BufLen = bfKC/2*(bfNC+bfNR) + bfMC*bfKC/2
+var bf16BufLen = bfKC/2*(bfNC+bfNR) + bfMC*bfKC/2
 
 // serialBF16 is serial's bf16 twin: same contract, one core.
 func serialBF16(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
@@ -290,8 +303,10 @@ func serialBF16(transA, transB bool, m, n, k int, alpha float32, a []float32, ld
 	select {
 	case bufp = <-bf16Bufs:
 	default:
-		s := make([]uint32, bf16BufLen)
-		bufp = &s
+		bufp = new([]uint32)
+	}
+	if len(*bufp) < bf16BufLen {
+		*bufp = make([]uint32, bf16BufLen)
 	}
 	buf := *bufp
 	bbuf, abuf := buf[:bfKC/2*(bfNC+bfNR)], buf[bfKC/2*(bfNC+bfNR):]
@@ -348,10 +363,26 @@ func bf16Backend() Backend {
 	return avx512Backend
 }
 
+// sgemmBF16 runs one single-core product on the chosen bf16 kernel;
+// false: the kernel is the fp32 one (the caller goes on in float32).
 func sgemmBF16(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) bool {
 	if !hasBF16 {
 		return false
 	}
-	serialBF16(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-	return true
+	switch bf16Kernel.Load() {
+	case bf16AMX:
+		amxSerial(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return true
+	case bf16DPBF16:
+		serialBF16(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return true
+	}
+	return false
 }
+
+// amxKC is the AMX back end's k block: its 32-row A panel in a quarter
+// of L1d, the packed B panel in L2 (192 on the Xeon, the K at which the
+// reference probe measured AMX fastest).
+var amxKC = kBlock(cpuInfo.L1D, cpuInfo.L2, bfNC, 32, 2, 192)
+
+func kBlocks() (fp32, bf16, amx int) { return asmKC, bfKC, amxKC }

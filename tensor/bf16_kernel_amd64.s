@@ -90,17 +90,6 @@ accum:
 	VZEROUPPER
 	RET
 
-// func cpuid(eax, ecx uint32) (a, b, c, d uint32)
-TEXT ·cpuid(SB), NOSPLIT, $0-24
-	MOVL eax+0(FP), AX
-	MOVL ecx+4(FP), CX
-	CPUID
-	MOVL AX, a+8(FP)
-	MOVL BX, b+12(FP)
-	MOVL CX, c+16(FP)
-	MOVL DX, d+20(FP)
-	RET
-
 // func cvtPairs32(dst *uint32, src *float32, blocks int)
 //
 // blocks×32 consecutive floats → blocks×16 bf16 pairs (the lower k index

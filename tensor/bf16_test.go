@@ -10,6 +10,8 @@ import (
 // product of the bf16-rounded operands: every shape class of the model
 // (NN, NT, TN, TT; odd k; edge rows/columns; alpha/beta; k-split; the
 // single-core GemmSerial that attention runs per (sample, head)).
+// Every bf16 kernel this CPU runs is checked (SetBackend forces it), not
+// only the one the dispatch picks.
 func TestBF16Gemm(t *testing.T) {
 	if !BF16Supported() {
 		if err := SetPrecision(PrecisionBF16); err == nil {
@@ -17,6 +19,26 @@ func TestBF16Gemm(t *testing.T) {
 		}
 		t.Skip("no bf16 path here")
 	}
+	prev := bf16Kernel.Load()
+	defer bf16Kernel.Store(prev)
+	tested := 0
+	for _, name := range BF16Kernels() {
+		if name == bf16KernelNames[bf16OnFP32] {
+			continue
+		}
+		if err := SetBackend(name); err != nil {
+			t.Fatal(err)
+		}
+		t.Run(name, checkBF16Gemm)
+		tested++
+	}
+	if tested == 0 {
+		t.Fatal("bf16 supported but no bf16 kernel listed")
+	}
+}
+
+// checkBF16Gemm runs the product shapes on the current bf16 kernel.
+func checkBF16Gemm(t *testing.T) {
 	defer SetPrecision(PrecisionFP32)
 	rng := rand.New(rand.NewPCG(9, 9))
 	type sh struct{ m, n, k, batch int }
@@ -88,7 +110,8 @@ func TestBF16Gemm(t *testing.T) {
 								}
 								want = float64(ab[0])*want + float64(ab[1])*float64(c0[q*sc+i*ldc+j])
 								got := c[q*sc+i*ldc+j]
-								if math.Abs(float64(got)-want) > 1e-5*(mag+math.Abs(float64(c0[q*sc+i*ldc+j])))+1e-6 {
+								// Written so that NaN fails.
+								if !(math.Abs(float64(got)-want) <= 1e-5*(mag+math.Abs(float64(c0[q*sc+i*ldc+j])))+1e-6) {
 									t.Fatalf("m%d n%d k%d batch%d tA=%v tB=%v ab=%v: C[%d][%d,%d] = %v, want %v",
 										s.m, s.n, s.k, s.batch, tA, tB, ab, q, i, j, got, want)
 								}

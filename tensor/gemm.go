@@ -106,8 +106,13 @@ func Backends() []Backend {
 	return out
 }
 
-// SetBackend selects the float32 back end by name.
+// SetBackend selects the float32 back end by name, or, given a bf16
+// kernel's name (amx, avx512-bf16: see dispatch.go), the kernel bf16
+// products run on.
 func SetBackend(name string) error {
+	if found, err := setBF16Kernel(name); found {
+		return err
+	}
 	for _, r := range registry {
 		if r.b.Name() == name {
 			b := r.b
@@ -118,6 +123,11 @@ func SetBackend(name string) error {
 	names := make([]string, len(registry))
 	for i, r := range registry {
 		names[i] = r.b.Name()
+	}
+	for _, k := range BF16Kernels() {
+		if k != bf16KernelNames[bf16OnFP32] {
+			names = append(names, k+" (bf16)")
+		}
 	}
 	return fmt.Errorf("unknown GEMM back end %q (available: %s)", name, strings.Join(names, ", "))
 }

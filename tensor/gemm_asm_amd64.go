@@ -8,6 +8,7 @@ package tensor
 // kernel (serial4) stays as the reference and for avx2.
 
 import (
+	"math"
 	"simd/archsimd"
 	"unsafe"
 )
@@ -21,10 +22,14 @@ func fma8x32(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer,
 const (
 	asmMR = 8
 	asmNR = 32
-	asmKC = 256 // a B sliver is 32 KiB; an 8-row A panel 8 KiB
 	asmNC = 768 // ≥ the model's widest n (720): A is read once per k block
 	asmMC = 128
 )
+
+// asmKC is the k block from this CPU's caches (kBlock): 256 on the Zen 4
+// and Zen 5 (a B sliver is 32 KiB, an 8-row A panel 8 KiB), 384 on the
+// Xeon's 48 KiB L1d; 256 where the CPU reports no cache sizes.
+var asmKC = kBlock(cpuInfo.L1D, cpuInfo.L2, asmNC, asmMR, 4, 256)
 
 // simdAsmKernel selects fma8x32 for the avx512 back end (false: the
 // archsimd 4×32 kernel), a variable so benchmarks can compare both.
@@ -171,26 +176,38 @@ func packAT8(a []float32, lda, ic, pc, mb, kb int, dst []float32) {
 		for i := 0; i < full; i += asmMR {
 			archsimd.LoadFloat32x8Slice(src[i:]).StoreSlice(d[i*kb:])
 		}
-		if full < mb {
-			e := d[full*kb : full*kb+asmMR]
+	}
+	// The short panel after the vector loops: clear/copy are SSE code.
+	archsimd.ClearAVXUpperBits()
+	if full < mb {
+		for p := range kb {
+			e := dst[full*kb+p*asmMR : full*kb+p*asmMR+asmMR]
 			clear(e)
-			copy(e, src[full:])
+			copy(e, a[(pc+p)*lda+ic+full:(pc+p)*lda+ic+mb])
 		}
 	}
 }
 
 // storeTile32 is C[rows, cols] = alpha·out + beta·C (beta 0: C not read).
+//
+// The float compares are made once, before the first vector instruction:
+// inside the loop each one is a legacy-SSE UCOMISS that on Intel pays the
+// AVX-512 → SSE transition (~140 ns) per row (see avxsse_amd64_test.go).
 func storeTile32(c []float32, ldc, rows, cols int, alpha, beta float32, out *[256]float32) {
+	// Integer compares of the bits: float compares get re-issued inside
+	// the loop (flags are rematerialised, not kept). alpha == 1 and
+	// beta == ±0 have exactly these encodings.
+	scale, accum := math.Float32bits(alpha) != 0x3F800000, math.Float32bits(beta)&0x7FFFFFFF != 0
 	va, vb := archsimd.BroadcastFloat32x16(alpha), archsimd.BroadcastFloat32x16(beta)
 	for r := range rows {
 		row := c[r*ldc : r*ldc+cols]
 		t := out[r*asmNR : r*asmNR+asmNR]
 		if cols == asmNR {
 			lo, hi := archsimd.LoadFloat32x16Slice(t), archsimd.LoadFloat32x16Slice(t[16:])
-			if alpha != 1 {
+			if scale {
 				lo, hi = lo.Mul(va), hi.Mul(va)
 			}
-			if beta != 0 {
+			if accum {
 				lo = archsimd.LoadFloat32x16Slice(row).MulAdd(vb, lo)
 				hi = archsimd.LoadFloat32x16Slice(row[16:]).MulAdd(vb, hi)
 			}
@@ -203,13 +220,14 @@ func storeTile32(c []float32, ldc, rows, cols int, alpha, beta float32, out *[25
 		for j := 0; j < cols; j += 16 {
 			e := min(j+16, cols)
 			v := loadPart(t[j:e])
-			if alpha != 1 {
+			if scale {
 				v = v.Mul(va)
 			}
-			if beta != 0 {
+			if accum {
 				v = loadPart(row[j:e]).MulAdd(vb, v)
 			}
 			storePart(v, row[j:e])
 		}
 	}
+	archsimd.ClearAVXUpperBits()
 }

@@ -178,7 +178,7 @@ func (s *simdBackend) serial(transA, transB bool, m, n, k int, alpha float32, a 
 						for i := ic; i < ic+mb; i += simdMR {
 							rows := min(simdMR, m-i)
 							a0, a1, a2, a3, step := aPanel(transA, a, lda, apack, i, ic, pc, kb, rows)
-							t := tile{c[i*ldc+jc+js:], ldc, alpha, bet, rows, min(nr, nb-js)}
+							t := newTile(c[i*ldc+jc+js:], ldc, alpha, bet, rows, min(nr, nb-js))
 							if wide {
 								kernel4x32(kb, a0, a1, a2, a3, step, bps[s], rsB[s], &t)
 							} else {
@@ -195,7 +195,7 @@ func (s *simdBackend) serial(transA, transB bool, m, n, k int, alpha float32, a 
 					// packed B panel streams from L2.
 					ci := c[i*ldc+jc:]
 					for s, js := 0, 0; js < nb; s, js = s+1, js+nr {
-						t := tile{ci[js:], ldc, alpha, bet, rows, min(nr, nb-js)}
+						t := newTile(ci[js:], ldc, alpha, bet, rows, min(nr, nb-js))
 						// Direct calls, not a func value: through an indirect
 						// call &t would escape and cost an allocation per tile.
 						if wide {
@@ -248,6 +248,7 @@ func packB(transB bool, b []float32, ldb, pc, j0, kb, w, nr int, d []float32) {
 				archsimd.LoadFloat32x16Slice(src).StoreSlice(dst)
 				archsimd.LoadFloat32x16Slice(src[16:]).StoreSlice(dst[16:])
 			}
+			archsimd.ClearAVXUpperBits()
 			return
 		}
 		if w == nr && nr%8 == 0 {
@@ -260,6 +261,7 @@ func packB(transB bool, b []float32, ldb, pc, j0, kb, w, nr int, d []float32) {
 					archsimd.LoadFloat32x8Slice(src[v:]).StoreSlice(dst[v:])
 				}
 			}
+			archsimd.ClearAVXUpperBits()
 			return
 		}
 		for p := range kb {
@@ -375,6 +377,7 @@ func addTo(dst, src []float32) {
 		for ; j+16 <= len(dst); j += 16 {
 			archsimd.LoadFloat32x16Slice(dst[j:]).Add(archsimd.LoadFloat32x16Slice(src[j:])).StoreSlice(dst[j:])
 		}
+		archsimd.ClearAVXUpperBits() // before the scalar tail
 	}
 	for ; j < len(dst); j++ {
 		dst[j] += src[j]

@@ -37,12 +37,19 @@ import (
 // the loop and make the accumulators spill.
 
 // tile is where a micro-kernel's result goes: c is C from the tile's
-// top-left corner.
+// top-left corner. scale and accum (alpha ≠ 1, beta ≠ 0) are decided by
+// the driver: a float compare after the vector loop would be a legacy-SSE
+// UCOMISS in dirty upper state (avxsse_amd64_test.go).
 type tile struct {
-	c           []float32
-	ldc         int
-	alpha, beta float32
-	rows, cols  int
+	c            []float32
+	ldc          int
+	alpha, beta  float32
+	rows, cols   int
+	scale, accum bool
+}
+
+func newTile(c []float32, ldc int, alpha, beta float32, rows, cols int) tile {
+	return tile{c, ldc, alpha, beta, rows, cols, alpha != 1, beta != 0}
 }
 
 func ld16(p unsafe.Pointer) archsimd.Float32x16 {
@@ -76,50 +83,59 @@ func kernel4x32(kc int, a0, a1, a2, a3 unsafe.Pointer, csA uintptr, bp unsafe.Po
 		a0, a1, a2, a3 = unsafe.Add(a0, csA), unsafe.Add(a1, csA), unsafe.Add(a2, csA), unsafe.Add(a3, csA)
 		bp = unsafe.Add(bp, rsB)
 	}
-	c, ldc, alpha, beta, rows, cols := t.c, t.ldc, t.alpha, t.beta, t.rows, t.cols
-	va, vb := archsimd.BroadcastFloat32x16(alpha), archsimd.BroadcastFloat32x16(beta)
-	store16x2(c[:cols], c00, c01, va, vb, alpha, beta)
+	if t.cols < 32 {
+		var e [4][32]float32
+		c00.Store((*[16]float32)(e[0][:16]))
+		c01.Store((*[16]float32)(e[0][16:]))
+		c10.Store((*[16]float32)(e[1][:16]))
+		c11.Store((*[16]float32)(e[1][16:]))
+		c20.Store((*[16]float32)(e[2][:16]))
+		c21.Store((*[16]float32)(e[2][16:]))
+		c30.Store((*[16]float32)(e[3][:16]))
+		c31.Store((*[16]float32)(e[3][16:]))
+		archsimd.ClearAVXUpperBits()
+		for r := range t.rows {
+			storeEdge(t.c[r*t.ldc:r*t.ldc+t.cols], e[r][:t.cols], t.alpha, t.beta)
+		}
+		return
+	}
+	va, vb := archsimd.BroadcastFloat32x16(t.alpha), archsimd.BroadcastFloat32x16(t.beta)
+	c, ldc, rows, scale, accum := t.c, t.ldc, t.rows, t.scale, t.accum
+	store16x2(c[:32], c00, c01, va, vb, scale, accum)
 	if rows > 1 {
-		store16x2(c[ldc:ldc+cols], c10, c11, va, vb, alpha, beta)
+		store16x2(c[ldc:ldc+32], c10, c11, va, vb, scale, accum)
 	}
 	if rows > 2 {
-		store16x2(c[2*ldc:2*ldc+cols], c20, c21, va, vb, alpha, beta)
+		store16x2(c[2*ldc:2*ldc+32], c20, c21, va, vb, scale, accum)
 	}
 	if rows > 3 {
-		store16x2(c[3*ldc:3*ldc+cols], c30, c31, va, vb, alpha, beta)
+		store16x2(c[3*ldc:3*ldc+32], c30, c31, va, vb, scale, accum)
 	}
+	archsimd.ClearAVXUpperBits()
 }
 
-// store16x2 writes one tile row of up to 32 columns: row = alpha·(lo|hi) + beta·row.
-func store16x2(row []float32, lo, hi, va, vb archsimd.Float32x16, alpha, beta float32) {
-	if alpha != 1 {
+// store16x2 writes one full tile row: row = alpha·(lo|hi) + beta·row.
+func store16x2(row []float32, lo, hi, va, vb archsimd.Float32x16, scale, accum bool) {
+	if scale {
 		lo, hi = lo.Mul(va), hi.Mul(va)
 	}
-	if len(row) >= 32 {
-		if beta != 0 {
-			lo = archsimd.LoadFloat32x16Slice(row).MulAdd(vb, lo)
-			hi = archsimd.LoadFloat32x16Slice(row[16:]).MulAdd(vb, hi)
-		}
-		lo.StoreSlice(row)
-		hi.StoreSlice(row[16:])
-		return
+	if accum {
+		lo = archsimd.LoadFloat32x16Slice(row).MulAdd(vb, lo)
+		hi = archsimd.LoadFloat32x16Slice(row[16:]).MulAdd(vb, hi)
 	}
-	// Edge tile: go through a full-width temporary. (The archsimd *SlicePart
-	// forms would do, but trip checkptr under -race on short slices.)
-	var t [32]float32
-	lo.Store((*[16]float32)(t[:16]))
-	hi.Store((*[16]float32)(t[16:]))
-	storeEdge(row, t[:len(row)], beta)
+	lo.StoreSlice(row)
+	hi.StoreSlice(row[16:])
 }
 
-// storeEdge is row = t + beta·row for clipped tiles (t already scaled).
-func storeEdge(row, t []float32, beta float32) {
-	if beta == 0 {
-		copy(row, t)
-		return
-	}
+// storeEdge is row = alpha·t + beta·row for clipped tiles, in scalar code
+// after the kernel has cleared the upper state (beta 0: row not read).
+func storeEdge(row, t []float32, alpha, beta float32) {
 	for j := range row {
-		row[j] = t[j] + beta*row[j]
+		v := alpha * t[j]
+		if beta != 0 {
+			v += beta * row[j]
+		}
+		row[j] = v
 	}
 }
 
@@ -155,35 +171,45 @@ func kernel4x16(kc int, a0, a1, a2, a3 unsafe.Pointer, csA uintptr, bp unsafe.Po
 		a0, a1, a2, a3 = unsafe.Add(a0, csA), unsafe.Add(a1, csA), unsafe.Add(a2, csA), unsafe.Add(a3, csA)
 		bp = unsafe.Add(bp, rsB)
 	}
-	c, ldc, alpha, beta, rows, cols := t.c, t.ldc, t.alpha, t.beta, t.rows, t.cols
-	va, vb := archsimd.BroadcastFloat32x8(alpha), archsimd.BroadcastFloat32x8(beta)
-	store8x2(c[:cols], c00, c01, va, vb, alpha, beta)
-	if rows > 1 {
-		store8x2(c[ldc:ldc+cols], c10, c11, va, vb, alpha, beta)
-	}
-	if rows > 2 {
-		store8x2(c[2*ldc:2*ldc+cols], c20, c21, va, vb, alpha, beta)
-	}
-	if rows > 3 {
-		store8x2(c[3*ldc:3*ldc+cols], c30, c31, va, vb, alpha, beta)
-	}
-}
-
-func store8x2(row []float32, lo, hi, va, vb archsimd.Float32x8, alpha, beta float32) {
-	if alpha != 1 {
-		lo, hi = lo.Mul(va), hi.Mul(va)
-	}
-	if len(row) >= 16 {
-		if beta != 0 {
-			lo = archsimd.LoadFloat32x8Slice(row).MulAdd(vb, lo)
-			hi = archsimd.LoadFloat32x8Slice(row[8:]).MulAdd(vb, hi)
+	if t.cols < 16 {
+		var e [4][16]float32
+		c00.Store((*[8]float32)(e[0][:8]))
+		c01.Store((*[8]float32)(e[0][8:]))
+		c10.Store((*[8]float32)(e[1][:8]))
+		c11.Store((*[8]float32)(e[1][8:]))
+		c20.Store((*[8]float32)(e[2][:8]))
+		c21.Store((*[8]float32)(e[2][8:]))
+		c30.Store((*[8]float32)(e[3][:8]))
+		c31.Store((*[8]float32)(e[3][8:]))
+		archsimd.ClearAVXUpperBits()
+		for r := range t.rows {
+			storeEdge(t.c[r*t.ldc:r*t.ldc+t.cols], e[r][:t.cols], t.alpha, t.beta)
 		}
-		lo.StoreSlice(row)
-		hi.StoreSlice(row[8:])
 		return
 	}
-	var t [16]float32
-	lo.Store((*[8]float32)(t[:8]))
-	hi.Store((*[8]float32)(t[8:]))
-	storeEdge(row, t[:len(row)], beta)
+	va, vb := archsimd.BroadcastFloat32x8(t.alpha), archsimd.BroadcastFloat32x8(t.beta)
+	c, ldc, rows, scale, accum := t.c, t.ldc, t.rows, t.scale, t.accum
+	store8x2(c[:16], c00, c01, va, vb, scale, accum)
+	if rows > 1 {
+		store8x2(c[ldc:ldc+16], c10, c11, va, vb, scale, accum)
+	}
+	if rows > 2 {
+		store8x2(c[2*ldc:2*ldc+16], c20, c21, va, vb, scale, accum)
+	}
+	if rows > 3 {
+		store8x2(c[3*ldc:3*ldc+16], c30, c31, va, vb, scale, accum)
+	}
+	archsimd.ClearAVXUpperBits()
+}
+
+func store8x2(row []float32, lo, hi, va, vb archsimd.Float32x8, scale, accum bool) {
+	if scale {
+		lo, hi = lo.Mul(va), hi.Mul(va)
+	}
+	if accum {
+		lo = archsimd.LoadFloat32x8Slice(row).MulAdd(vb, lo)
+		hi = archsimd.LoadFloat32x8Slice(row[8:]).MulAdd(vb, hi)
+	}
+	lo.StoreSlice(row)
+	hi.StoreSlice(row[8:])
 }

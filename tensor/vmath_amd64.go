@@ -33,14 +33,15 @@ func siluVec(out, in []float32) int {
 	if !hasAVX512 {
 		return 0
 	}
+	var zero archsimd.Float32x16 // not Broadcast(0): that builds 0 with a legacy-SSE XORPS
 	one := archsimd.BroadcastFloat32x16(1)
-	zero := archsimd.BroadcastFloat32x16(0)
 	i := 0
 	for ; i+16 <= len(out); i += 16 {
 		x := archsimd.LoadFloat32x16Slice(in[i:])
 		e := exp16(zero.Sub(x))
 		x.Div(e.Add(one)).StoreSlice(out[i:])
 	}
+	archsimd.ClearAVXUpperBits()
 	return i
 }
 
@@ -48,8 +49,8 @@ func siluGradVec(dIn, dOut, in []float32) int {
 	if !hasAVX512 {
 		return 0
 	}
+	var zero archsimd.Float32x16
 	one := archsimd.BroadcastFloat32x16(1)
-	zero := archsimd.BroadcastFloat32x16(0)
 	i := 0
 	for ; i+16 <= len(dIn); i += 16 {
 		x := archsimd.LoadFloat32x16Slice(in[i:])
@@ -58,6 +59,7 @@ func siluGradVec(dIn, dOut, in []float32) int {
 		t := x.Mul(one.Sub(s)).Add(one)
 		archsimd.LoadFloat32x16Slice(dOut[i:]).Mul(s).Mul(t).StoreSlice(dIn[i:])
 	}
+	archsimd.ClearAVXUpperBits()
 	return i
 }
 
@@ -74,6 +76,7 @@ func scaleVec(x []float32, a float32) {
 	if i < len(x) {
 		storePart(loadPart(x[i:]).Mul(va), x[i:])
 	}
+	archsimd.ClearAVXUpperBits()
 }
 
 // laneTail[16−n:32−n] loads as n lanes of 0 then 16−n lanes of −Inf;
@@ -138,7 +141,7 @@ func softmaxExp(s []float32, scale, mx float32, bias, keep []float32) float32 {
 		return sum
 	}
 	vs, vmx := archsimd.BroadcastFloat32x16(scale), archsimd.BroadcastFloat32x16(-mx)
-	acc := archsimd.BroadcastFloat32x16(0)
+	var acc archsimd.Float32x16
 	j := 0
 	for ; j+16 <= len(s); j += 16 {
 		e := exp16(archsimd.LoadFloat32x16Slice(s[j:]).MulAdd(vs, vmx))
@@ -169,6 +172,7 @@ func expVec(out, in []float32) int {
 	for ; i+16 <= len(out); i += 16 {
 		exp16(archsimd.LoadFloat32x16Slice(in[i:])).StoreSlice(out[i:])
 	}
+	archsimd.ClearAVXUpperBits()
 	return i
 }
 
@@ -177,26 +181,33 @@ func bc(v float32) archsimd.Float32x16   { return archsimd.BroadcastFloat32x16(v
 
 // hsum and hmax reduce the 16 lanes in registers (halving shuffles), not
 // through a store and 16 dependent scalar steps: they end every softmax
-// and dot-product row, so their latency counts.
+// and dot-product row, so their latency counts. They end the caller's
+// vector code: the upper halves are cleared (VZEROUPPER) before the
+// float32 result goes back to scalar code (see avxsse_amd64_test.go).
 func hsum(v archsimd.Float32x16) float32 {
 	v8 := v.GetLo().Add(v.GetHi())
 	v4 := v8.GetLo().Add(v8.GetHi())
 	v4 = v4.AddPairs(v4)
-	return v4.AddPairs(v4).GetElem(0)
+	r := v4.AddPairs(v4).GetElem(0)
+	archsimd.ClearAVXUpperBits()
+	return r
 }
 
 func hmax(v archsimd.Float32x16) float32 {
 	v8 := v.GetLo().Max(v.GetHi())
 	v4 := v8.GetLo().Max(v8.GetHi())
 	v4 = v4.Max(v4.SelectFromPair(2, 3, 0, 1, v4))
-	return v4.Max(v4.SelectFromPair(1, 0, 3, 2, v4)).GetElem(0)
+	r := v4.Max(v4.SelectFromPair(1, 0, 3, 2, v4)).GetElem(0)
+	archsimd.ClearAVXUpperBits()
+	return r
 }
 
 func sumSqVec(x []float32) (float32, int) {
 	if !hasAVX512 || len(x) < 16 {
 		return 0, 0
 	}
-	acc, i := bc(0), 0
+	var acc archsimd.Float32x16
+	i := 0
 	for ; i+16 <= len(x); i += 16 {
 		v := ld(x[i:])
 		acc = v.MulAdd(v, acc)
@@ -208,7 +219,8 @@ func dot3Vec(a, b, c []float32) (float32, int) {
 	if !hasAVX512 || len(a) < 16 {
 		return 0, 0
 	}
-	acc, i := bc(0), 0
+	var acc archsimd.Float32x16
+	i := 0
 	for ; i+16 <= len(a); i += 16 {
 		acc = ld(a[i:]).Mul(ld(b[i:])).MulAdd(ld(c[i:]), acc)
 	}
@@ -219,7 +231,8 @@ func dotVec(a, b []float32) (float32, int) {
 	if !hasAVX512 || len(a) < 16 {
 		return 0, 0
 	}
-	acc, i := bc(0), 0
+	var acc archsimd.Float32x16
+	i := 0
 	for ; i+16 <= len(a); i += 16 {
 		acc = ld(a[i:]).MulAdd(ld(b[i:]), acc)
 	}
@@ -237,6 +250,7 @@ func scaleMulVec(y, x, g []float32, s float32) int {
 	for ; i+16 <= len(y); i += 16 {
 		ld(x[i:]).Mul(vs).Mul(ld(g[i:])).StoreSlice(y[i:])
 	}
+	archsimd.ClearAVXUpperBits()
 	return i
 }
 
@@ -254,6 +268,7 @@ func rotateVec(y1, y2, x1, x2, c, s []float32, sign float32) int {
 		storePart(a.Mul(vc).Sub(b.Mul(vs)), y1[i:e])
 		storePart(a.MulAdd(vs, b.Mul(vc)), y2[i:e])
 	}
+	archsimd.ClearAVXUpperBits()
 	return n
 }
 
@@ -265,6 +280,7 @@ func addScaledVec(out, x, y []float32, s float32) int {
 	for ; i+16 <= len(out); i += 16 {
 		ld(y[i:]).MulAdd(vs, ld(x[i:])).StoreSlice(out[i:])
 	}
+	archsimd.ClearAVXUpperBits()
 	return i
 }
 
@@ -280,6 +296,7 @@ func rmsGradVec(dx, dy, g, x []float32, s, c float32, accum bool) int {
 		}
 		v.StoreSlice(dx[i:])
 	}
+	archsimd.ClearAVXUpperBits()
 	return i
 }
 
@@ -291,6 +308,7 @@ func mulAccVec(acc, a, b []float32, s float32) int {
 	for ; i+16 <= len(acc); i += 16 {
 		ld(a[i:]).Mul(ld(b[i:])).MulAdd(vs, ld(acc[i:])).StoreSlice(acc[i:])
 	}
+	archsimd.ClearAVXUpperBits()
 	return i
 }
 
@@ -305,5 +323,6 @@ func softmaxGradVec(ds, p []float32, dot, scale float32) int {
 	if i < len(ds) {
 		storePart(loadPart(p[i:len(ds)]).Mul(loadPart(ds[i:]).Sub(vd)).Mul(vs), ds[i:])
 	}
+	archsimd.ClearAVXUpperBits()
 	return len(ds)
 }

@@ -40,24 +40,34 @@ type benchOpts struct {
 // (matmuls + attention products, backward = 2× forward), so it does not
 // shrink when the engine skips work it can prove unused.
 type benchResult struct {
-	Workload     string    `json:"workload"`
-	Size         string    `json:"size"`
-	PosEncoding  string    `json:"pos_encoding"`
-	Precision    string    `json:"precision"`
-	Batch        int       `json:"batch"`
-	Tokens       int       `json:"tokens"`
-	Steps        int       `json:"steps"`
-	MedianS      float64   `json:"median_s"`
-	MinS         float64   `json:"min_s"`
-	SamplesPerS  float64   `json:"samples_per_s"`
-	GFLOP        float64   `json:"gflop"`
-	GFLOPS       float64   `json:"gflops"`
-	PeakRSSMB    float64   `json:"peak_rss_mb"`
-	AllocsPerStp float64   `json:"allocs_per_step"`
-	BytesPerStep float64   `json:"bytes_per_step"`
-	GEMM         string    `json:"gemm"`
-	Procs        int       `json:"procs"`
-	StepS        []float64 `json:"step_s"`
+	Workload     string  `json:"workload"`
+	Size         string  `json:"size"`
+	PosEncoding  string  `json:"pos_encoding"`
+	Precision    string  `json:"precision"`
+	Batch        int     `json:"batch"`
+	Tokens       int     `json:"tokens"`
+	Steps        int     `json:"steps"`
+	MedianS      float64 `json:"median_s"`
+	MinS         float64 `json:"min_s"`
+	SamplesPerS  float64 `json:"samples_per_s"`
+	GFLOP        float64 `json:"gflop"`
+	GFLOPS       float64 `json:"gflops"`
+	PeakRSSMB    float64 `json:"peak_rss_mb"`
+	AllocsPerStp float64 `json:"allocs_per_step"`
+	BytesPerStep float64 `json:"bytes_per_step"`
+	GEMM         string  `json:"gemm"`
+	// The machine and what its products ran on (kernels are chosen by
+	// CPU at run time; ROMAE_GEMM forces one): CPU brand string, class
+	// (amd-zen4, amd-zen5, intel-amx, …), the features the CPU offers
+	// romae, the kernel, the features it uses and its k block.
+	CPU            string    `json:"cpu"`
+	CPUClass       string    `json:"cpu_class"`
+	CPUFeatures    []string  `json:"cpu_features"`
+	Kernel         string    `json:"kernel"`
+	KernelFeatures []string  `json:"kernel_features"`
+	KBlock         int       `json:"k_block,omitempty"`
+	Procs          int       `json:"procs"`
+	StepS          []float64 `json:"step_s"`
 	// CPUMedianS is the median process CPU time (user+system) per step:
 	// on a shared box it tracks the work done when wall time is inflated
 	// by other processes; ≈ procs × median_s when the box is quiet.
@@ -230,9 +240,12 @@ func runBench(o benchOpts, workload, pos string) (*benchResult, error) {
 	sort.Float64s(sorted)
 	med := median(times)
 	gflop := benchFLOPs(cfg, workload, B, L, o.maskRatio) / 1e9
+	machine, kern := tensor.CPU(), tensor.Kernel()
 	r := &benchResult{Workload: workload, Size: o.size, PosEncoding: pos, Batch: B, Tokens: L, Steps: o.steps,
 		MedianS: med, MinS: sorted[0], SamplesPerS: float64(B) / med, GFLOP: gflop, GFLOPS: gflop / med,
-		PeakRSSMB: peakRSSMB(), GEMM: tensor.BackendName(), Procs: runtime.GOMAXPROCS(0), StepS: times,
+		PeakRSSMB: peakRSSMB(), GEMM: kern.Backend, Procs: runtime.GOMAXPROCS(0), StepS: times,
+		CPU: machine.Name, CPUClass: machine.Class(), CPUFeatures: machine.Features,
+		Kernel: kern.Kernel, KernelFeatures: kern.Features, KBlock: kern.KBlock,
 		AllocsPerStp: float64(ms1.Mallocs-ms0.Mallocs) / float64(o.steps),
 		BytesPerStep: float64(ms1.TotalAlloc-ms0.TotalAlloc) / float64(o.steps), CPUMedianS: median(cpu)}
 	return r, nil

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"romae/model"
+	"romae/tensor"
 )
 
 // The counted FLOPs of issue 6's workloads: ~82, ~214, ~71 GFLOP.
@@ -44,6 +45,9 @@ func TestBenchCommand(t *testing.T) {
 		}
 		if r.MedianS <= 0 || r.GFLOP <= 0 || r.Steps != 2 || len(r.StepS) != 2 || r.Precision != "fp32" {
 			t.Errorf("implausible result %+v", r)
+		}
+		if cpu, k := tensor.CPU(), tensor.Kernel(); r.CPU != cpu.Name || r.CPUClass != cpu.Class() || r.Kernel != k.Kernel || r.GEMM != k.Backend {
+			t.Errorf("machine fields %q %q %q %q, want %q %q %q %q", r.CPU, r.CPUClass, r.Kernel, r.GEMM, cpu.Name, cpu.Class(), k.Kernel, k.Backend)
 		}
 	}
 	if _, err := capture(t, cmdBench, "--workload", "nope"); err == nil {

@@ -40,8 +40,10 @@ func cmdVersion(_ context.Context, args []string) error {
 	for _, b := range tensor.Backends() {
 		names = append(names, b.Name())
 	}
-	fmt.Printf("romae %s\ncommit %s%s\n%s %s/%s\ngemm back ends: %s; chosen: %s\n", version, commit, modified,
-		runtime.Version(), runtime.GOOS, runtime.GOARCH, strings.Join(names, ", "), tensor.BackendName())
+	cpu := tensor.CPU()
+	fmt.Printf("romae %s\ncommit %s%s\n%s %s/%s\ngemm back ends: %s; chosen: %s; bf16 kernels: %s (first chosen); cpu: %s (%s)\n",
+		version, commit, modified, runtime.Version(), runtime.GOOS, runtime.GOARCH, strings.Join(names, ", "),
+		tensor.BackendName(), strings.Join(tensor.BF16Kernels(), ", "), cpu.Name, cpu.Class())
 	if mpi := dist.Version(); mpi != "" {
 		fmt.Printf("mpi: %s\n", mpi)
 	} else {

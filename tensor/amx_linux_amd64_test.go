@@ -1,0 +1,126 @@
+//go:build goexperiment.simd && amd64 && linux
+
+package tensor
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"unsafe"
+)
+
+// TestAMXGemm runs the bf16 product checks on the AMX tiles. It needs a
+// CPU with AMX-BF16 and Linux's tile-data permission; elsewhere it skips
+// and says why (TestAMXDriverEmulated still checks the packing and the
+// driver there, and TestAMXEncoding the instructions).
+func TestAMXGemm(t *testing.T) {
+	if !bf16KernelSupported(bf16AMX) {
+		t.Skipf("AMX not usable here: %s (CPU: %s)", cpuInfo.AMX, cpuInfo.Name)
+	}
+	prev := bf16Kernel.Load()
+	defer bf16Kernel.Store(prev)
+	if err := SetBackend("amx"); err != nil {
+		t.Fatal(err)
+	}
+	checkBF16Gemm(t)
+}
+
+// emulateAMXTile32 is amxTile32 in Go: the same pointers and strides,
+// TDPBF16PS's arithmetic (C[i][j] += A[i][2p]·B[p][j].lo +
+// A[i][2p+1]·B[p][j].hi, bf16 operands, float32 sums).
+func emulateAMXTile32(chunks int, a unsafe.Pointer, lda uintptr, b unsafe.Pointer, c unsafe.Pointer, ldc uintptr, accum bool, cfg *amxConfig) {
+	if cfg != amxCfg {
+		panic("wrong tile config")
+	}
+	kk := 32 * chunks // k values (2 per pair)
+	av, bv := make([]float32, 32*kk), make([]float32, kk*32)
+	for i := range 32 {
+		row := unsafe.Slice((*uint16)(unsafe.Add(a, uintptr(i)*lda)), kk)
+		for p, h := range row {
+			av[i*kk+p] = float32frombits(uint32(h) << 16)
+		}
+	}
+	for p := range kk / 2 {
+		row := unsafe.Slice((*uint32)(unsafe.Add(b, uintptr(p)*128)), 32)
+		for j, u := range row {
+			bv[2*p*32+j], bv[(2*p+1)*32+j] = float32frombits(u<<16), float32frombits(u&0xFFFF0000)
+		}
+	}
+	for i := range 32 {
+		crow := unsafe.Slice((*float32)(unsafe.Add(c, uintptr(i)*ldc)), 32)
+		for j := range 32 {
+			var s float32
+			if accum {
+				s = crow[j]
+			}
+			for p := range kk {
+				s += av[i*kk+p] * bv[p*32+j]
+			}
+			crow[j] = s
+		}
+	}
+}
+
+// TestAMXDriverEmulated checks the AMX back end's packing (both A
+// layouts, zero padding of rows, columns and k pairs), blocking and
+// stores on any AVX512-BF16 machine, with the tiles emulated in Go.
+func TestAMXDriverEmulated(t *testing.T) {
+	if !BF16Supported() {
+		t.Skip("no bf16 path here (the AMX packing shares its assembly)")
+	}
+	prevK, prevKernel := bf16Kernel.Load(), amxKernel
+	defer func() { bf16Kernel.Store(prevK); amxKernel = prevKernel }()
+	amxKernel = emulateAMXTile32
+	bf16Kernel.Store(bf16AMX) // bypasses the CPU check: the tiles are emulated
+	// Recycled buffers full of NaN pairs: padding that is not zeroed
+	// (rows, columns, k pairs) turns results into NaN.
+	for range cap(amxBufs) {
+		b := &amxBuf{packed: make([]uint32, 1<<20)}
+		for i := range b.packed {
+			b.packed[i] = 0x7FC07FC0
+		}
+		select {
+		case amxBufs <- b:
+		default:
+		}
+	}
+	checkBF16Gemm(t)
+}
+
+// TestAMXEncoding disassembles amxTile32 from this test binary with GNU
+// objdump (which decodes AMX) and checks each byte-spelled instruction:
+// a wrong byte in amx_linux_amd64.s shows here even without AMX.
+func TestAMXEncoding(t *testing.T) {
+	objdump, err := exec.LookPath("objdump")
+	if err != nil {
+		t.Skip("GNU objdump (binutils) not installed")
+	}
+	fns, err := disassemblePackage(objdump, os.Args[0], "romae/tensor.amxTile32")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range fns {
+		for _, in := range f.insns {
+			if strings.HasPrefix(in.op, "tile") || strings.HasPrefix(in.op, "tdp") || strings.HasPrefix(in.op, "ldtile") {
+				got = append(got, in.op+" "+in.args)
+			}
+		}
+	}
+	want := []string{
+		"ldtilecfg (%rax)",
+		"tileloadd (%rdi,%r12,1),%tmm0", "tileloadd 0x40(%rdi,%r12,1),%tmm1",
+		"tileloadd (%r11,%r12,1),%tmm2", "tileloadd 0x40(%r11,%r12,1),%tmm3",
+		"tilezero %tmm0", "tilezero %tmm1", "tilezero %tmm2", "tilezero %tmm3",
+		"tileloadd (%rsi,%rdx,1),%tmm4", "tileloadd (%r9,%r10,1),%tmm6", "tdpbf16ps %tmm6,%tmm4,%tmm0",
+		"tileloadd 0x40(%r9,%r10,1),%tmm7", "tdpbf16ps %tmm7,%tmm4,%tmm1",
+		"tileloadd (%rbx,%rdx,1),%tmm5", "tdpbf16ps %tmm6,%tmm5,%tmm2", "tdpbf16ps %tmm7,%tmm5,%tmm3",
+		"tilestored %tmm0,(%rdi,%r12,1)", "tilestored %tmm1,0x40(%rdi,%r12,1)",
+		"tilestored %tmm2,(%r11,%r12,1)", "tilestored %tmm3,0x40(%r11,%r12,1)",
+		"tilerelease ",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("amxTile32 disassembles to\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -1,0 +1,86 @@
+package tensor
+
+import (
+	"fmt"
+	"strings"
+)
+
+// CPUInfo is what the GEMM dispatch knows about the processor: read once
+// from CPUID at start-up (amd64; elsewhere only the architecture).
+type CPUInfo struct {
+	Vendor string `json:"vendor"` // CPUID vendor string: AuthenticAMD, GenuineIntel
+	Name   string `json:"name"`   // brand string, as lscpu's "Model name"
+	Family int    `json:"family"` // display family (base + extended)
+	Model  int    `json:"model"`  // display model (extended << 4 | base)
+	// Features are the instruction-set extensions romae's kernels can
+	// use, as this CPU and OS report them (amx_* only when the OS saves
+	// tile state in XCR0).
+	Features []string `json:"features"`
+	// Caches in bytes: L1 data and L2 per core, L3 per package; from
+	// CPUID leaf 4 (Intel) or 0x8000001D (AMD), 0 when not reported.
+	L1D, L2, L3 int `json:"-"`
+	// AMX is "usable", or why the AMX back end is off here.
+	AMX string `json:"amx"`
+}
+
+// Has reports whether the CPU has feature f (a name from Features).
+func (c CPUInfo) Has(f string) bool {
+	for _, x := range c.Features {
+		if x == f {
+			return true
+		}
+	}
+	return false
+}
+
+// Class names the machine class the dispatch distinguishes: "amd-zen4",
+// "amd-zen5", "intel-amx", "intel", "amd", or the architecture.
+func (c CPUInfo) Class() string {
+	switch c.Vendor {
+	case "AuthenticAMD":
+		switch {
+		case c.Family == 0x19 && (c.Model >= 0x10 && c.Model <= 0x1F || c.Model >= 0x60 && c.Model <= 0xAF):
+			return "amd-zen4"
+		case c.Family == 0x1A:
+			return "amd-zen5"
+		}
+		return "amd"
+	case "GenuineIntel":
+		if c.AMX == "usable" {
+			return "intel-amx"
+		}
+		return "intel"
+	}
+	return c.Vendor
+}
+
+// String is one line for logs and `romae version`.
+func (c CPUInfo) String() string {
+	return fmt.Sprintf("%s (%s family %d model %d; L1d %d KiB, L2 %d KiB, L3 %d KiB; %s; AMX %s)",
+		c.Name, c.Vendor, c.Family, c.Model, c.L1D>>10, c.L2>>10, c.L3>>10, strings.Join(c.Features, " "), c.AMX)
+}
+
+var cpuInfo = detectCPU()
+
+// CPU returns the processor as the GEMM dispatch saw it at start-up.
+func CPU() CPUInfo {
+	c := cpuInfo
+	c.Features = append([]string(nil), c.Features...)
+	return c
+}
+
+// kBlock is the k-block length of a packed product on this CPU's caches:
+// the packed B panel (kc × nc elements of elemBytes) takes at most 3/4 of
+// L2, so it stays there while every A panel of the block streams past it,
+// and the mr-row A panel (kc × mr) at most 1/4 of L1d, so it stays in L1
+// while the B slivers stream. A multiple of 32 in [64, 512]; def where the
+// CPU reports no cache sizes. On the Zen 4 (1 MiB L2, 32 KiB L1d) this
+// gives the 256 (fp32) and 512 (bf16) that were tuned there by hand; on
+// the Xeon (2 MiB, 48 KiB) 384 for fp32.
+func kBlock(l1d, l2, nc, mr, elemBytes, def int) int {
+	if l1d <= 0 || l2 <= 0 {
+		return def
+	}
+	kc := min(l2*3/4/(nc*elemBytes), l1d/4/(mr*elemBytes))
+	return min(max(kc&^31, 64), 512)
+}

@@ -1,0 +1,109 @@
+package tensor
+
+import (
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestCPUMatchesLinux compares what CPUID gave the dispatch with what
+// the Linux kernel reports for cpu0: /proc/cpuinfo's vendor, family,
+// model, brand and flags, and the sysfs cache sizes.
+func TestCPUMatchesLinux(t *testing.T) {
+	if runtime.GOARCH != "amd64" || runtime.GOOS != "linux" {
+		t.Skip("compares CPUID with Linux's /proc/cpuinfo on amd64")
+	}
+	raw, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		t.Skip(err)
+	}
+	info := map[string]string{}
+	for _, l := range strings.Split(strings.SplitN(string(raw), "\n\n", 2)[0], "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok {
+			info[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+	}
+	c := CPU()
+	if c.Vendor != info["vendor_id"] || c.Name != info["model name"] ||
+		strconv.Itoa(c.Family) != info["cpu family"] || strconv.Itoa(c.Model) != info["model"] {
+		t.Errorf("CPUID says %q %q family %d model %d; /proc/cpuinfo %q %q family %s model %s",
+			c.Vendor, c.Name, c.Family, c.Model, info["vendor_id"], info["model name"], info["cpu family"], info["model"])
+	}
+	flags := map[string]bool{}
+	for _, f := range strings.Fields(info["flags"]) {
+		flags[f] = true
+	}
+	for _, f := range []string{"fma", "avx2", "avx512f", "avx512bw", "avx512vl", "avx512_bf16", "amx_tile", "amx_bf16"} {
+		if c.Has(f) != flags[f] {
+			t.Errorf("feature %s: CPUID+XCR0 %v, /proc/cpuinfo %v", f, c.Has(f), flags[f])
+		}
+	}
+	if c.L1D == 0 && c.L2 == 0 {
+		t.Skip("CPUID reports no cache parameters here")
+	}
+	for idx := 0; ; idx++ {
+		dir := "/sys/devices/system/cpu/cpu0/cache/index" + strconv.Itoa(idx) + "/"
+		level, err := os.ReadFile(dir + "level")
+		if err != nil {
+			break
+		}
+		typ, _ := os.ReadFile(dir + "type")
+		size, _ := os.ReadFile(dir + "size")
+		kib, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(string(size)), "K"))
+		var got int
+		switch strings.TrimSpace(string(level)) + strings.TrimSpace(string(typ)) {
+		case "1Data":
+			got = c.L1D
+		case "2Unified":
+			got = c.L2
+		case "3Unified":
+			got = c.L3
+		default:
+			continue
+		}
+		if got != kib<<10 {
+			t.Errorf("cache index%d (L%s %s): CPUID %d B, sysfs %s", idx, strings.TrimSpace(string(level)), strings.TrimSpace(string(typ)), got, strings.TrimSpace(string(size)))
+		}
+	}
+}
+
+// The k blocks on the machine classes seen so far; the Zen 4 values are
+// the hand-tuned constants they replace.
+func TestKBlock(t *testing.T) {
+	for _, c := range []struct {
+		name             string
+		l1d, l2          int
+		fp32, bf16, amxK int
+	}{
+		{"zen4", 32 << 10, 1 << 20, 256, 512, 128},
+		{"zen5", 48 << 10, 1 << 20, 256, 512, 192},
+		{"xeon-amx", 48 << 10, 2 << 20, 384, 512, 192},
+		{"small-l2", 32 << 10, 256 << 10, 64, 128, 128},
+		{"unreported", 0, 0, 256, 512, 192},
+	} {
+		fp32, bf16, amxK := kBlock(c.l1d, c.l2, 768, 8, 4, 256), kBlock(c.l1d, c.l2, 768, 8, 2, 512), kBlock(c.l1d, c.l2, 768, 32, 2, 192)
+		if fp32 != c.fp32 || bf16 != c.bf16 || amxK != c.amxK {
+			t.Errorf("%s: k blocks %d/%d/%d, want %d/%d/%d", c.name, fp32, bf16, amxK, c.fp32, c.bf16, c.amxK)
+		}
+	}
+}
+
+func TestChooseBF16(t *testing.T) {
+	for _, c := range []struct {
+		cpu  CPUInfo
+		want string
+	}{
+		{CPUInfo{Vendor: "AuthenticAMD", Family: 25, Model: 17, Features: []string{"avx512f", "avx512_bf16"}}, "avx512-bf16"},
+		{CPUInfo{Vendor: "AuthenticAMD", Family: 26, Features: []string{"avx512f", "avx512_bf16"}}, "avx512-bf16"},
+		{CPUInfo{Vendor: "GenuineIntel", Features: []string{"avx512f", "avx512_bf16", "amx_tile", "amx_bf16"}, AMX: "usable"}, "amx"},
+		{CPUInfo{Vendor: "GenuineIntel", Features: []string{"avx512f", "avx512_bf16", "amx_tile", "amx_bf16"}, AMX: "Linux refused"}, "fp32"},
+		{CPUInfo{Vendor: "GenuineIntel", Features: []string{"avx512f", "avx512_bf16"}}, "fp32"},
+		{CPUInfo{Vendor: "AuthenticAMD", Features: []string{"avx2", "fma"}}, "fp32"},
+	} {
+		if got := bf16KernelNames[chooseBF16(c.cpu)]; got != c.want {
+			t.Errorf("%s %v AMX %q: %s, want %s", c.cpu.Vendor, c.cpu.Features, c.cpu.AMX, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,131 @@
+package tensor
+
+import (
+	"fmt"
+	"sync/atomic"
+)
+
+// Kernels chosen by CPU, per precision. float32 products go to the
+// selected Backend (ROMAE_GEMM, else the first of registry's order that
+// this CPU runs: the avx512 8×32 FMA kernel on AVX-512 machines). bf16
+// products go to one of the bf16 kernels below, chosen from what the CPU
+// does fast (docs/performance.md, "Kernels by CPU"):
+//
+//	amx          Intel AMX tiles (TDPBF16PS): 7–14× the fp32 kernel where present
+//	avx512-bf16  VDPBF16PS 8×32: 2× fp32 on AMD Zen 4/5; half of fp32 on Intel
+//	fp32         the float32 kernel: Intel without AMX, where VDPBF16PS is
+//	             slower than FMA; the products are then exact float32
+//
+// ROMAE_GEMM=amx or ROMAE_GEMM=avx512-bf16 (SetBackend) forces a bf16
+// kernel the CPU has, for comparison.
+const (
+	bf16OnFP32 int32 = iota
+	bf16DPBF16
+	bf16AMX
+)
+
+var bf16KernelNames = [...]string{bf16OnFP32: "fp32", bf16DPBF16: "avx512-bf16", bf16AMX: "amx"}
+
+// bf16Kernel is the kernel bf16 products run on.
+var bf16Kernel atomic.Int32
+
+func init() {
+	k := chooseBF16(cpuInfo)
+	if !bf16KernelSupported(k) {
+		k = bf16OnFP32
+	}
+	bf16Kernel.Store(k)
+}
+
+// chooseBF16 is the per-CPU rule: AMX where the OS lets this process use
+// it, VDPBF16PS where it is fast (AMD), the fp32 kernel otherwise.
+func chooseBF16(c CPUInfo) int32 {
+	switch {
+	case c.AMX == "usable" && c.Has("avx512_bf16"):
+		return bf16AMX
+	case c.Has("avx512_bf16") && c.Vendor != "GenuineIntel":
+		return bf16DPBF16
+	}
+	return bf16OnFP32
+}
+
+// bf16KernelSupported tells which bf16 kernels this build and CPU run.
+func bf16KernelSupported(k int32) bool {
+	switch k {
+	case bf16AMX:
+		return amxSerial != nil && cpuInfo.AMX == "usable" && BF16Supported()
+	case bf16DPBF16:
+		return BF16Supported()
+	}
+	return true
+}
+
+// amxSerial is the AMX back end's single-core product, set by the AMX
+// file in builds that have it (linux/amd64 with GOEXPERIMENT=simd).
+var amxSerial func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int)
+
+// setBF16Kernel is SetBackend for the bf16 kernel names.
+func setBF16Kernel(name string) (found bool, err error) {
+	for k, n := range bf16KernelNames {
+		if n == name && int32(k) != bf16OnFP32 {
+			if !bf16KernelSupported(int32(k)) {
+				return true, fmt.Errorf("bf16 kernel %q: not available on this CPU/build (%s)", name, CPU())
+			}
+			bf16Kernel.Store(int32(k))
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// BF16Kernels lists the bf16 kernels this build and CPU can run, the
+// chosen one first.
+func BF16Kernels() []string {
+	cur := bf16Kernel.Load()
+	out := []string{bf16KernelNames[cur]}
+	for k := int32(len(bf16KernelNames) - 1); k >= 0; k-- {
+		if k != cur && bf16KernelSupported(k) {
+			out = append(out, bf16KernelNames[k])
+		}
+	}
+	return out
+}
+
+// KernelInfo says what the matrix products of the current precision run
+// on: back end, micro-kernel, the instruction-set features it uses and
+// its k block (from the CPU's cache sizes).
+type KernelInfo struct {
+	Precision string   `json:"precision"`
+	Backend   string   `json:"backend"`
+	Kernel    string   `json:"kernel"`
+	Features  []string `json:"features"`
+	KBlock    int      `json:"k_block,omitempty"`
+}
+
+// Kernel describes the kernel the current precision's products run on.
+func Kernel() KernelInfo {
+	fp32KC, bf16KC, amxKC := kBlocks()
+	if bf16On.Load() {
+		switch bf16Kernel.Load() {
+		case bf16AMX:
+			return KernelInfo{PrecisionBF16, "avx512", "amx 32×32 (2×2 tiles, TDPBF16PS)", []string{"amx_tile", "amx_bf16", "avx512_bf16"}, amxKC}
+		case bf16DPBF16:
+			return KernelInfo{PrecisionBF16, "avx512", "vdpbf16ps 8×32", []string{"avx512f", "avx512bw", "avx512_bf16"}, bf16KC}
+		}
+		k := fp32Kernel("avx512", fp32KC)
+		k.Precision = PrecisionBF16
+		k.Kernel += " (bf16 requested: VDPBF16PS is slower than FMA on this CPU)"
+		return k
+	}
+	return fp32Kernel(BackendName(), fp32KC)
+}
+
+func fp32Kernel(backend string, kc int) KernelInfo {
+	switch backend {
+	case "avx512":
+		return KernelInfo{PrecisionFP32, backend, "fma8x32 (assembly)", []string{"avx512f"}, kc}
+	case "avx2":
+		return KernelInfo{PrecisionFP32, backend, "fma4x16 (archsimd)", []string{"avx2", "fma"}, 0}
+	}
+	return KernelInfo{PrecisionFP32, backend, backend, nil, 0}
+}
