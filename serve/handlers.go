@@ -1,0 +1,533 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	_ "embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"romae/model"
+	"romae/nn"
+)
+
+//go:embed openapi.yaml
+var openAPI []byte
+
+// routes is the API behind the middleware. Every answer, errors included,
+// is JSON (but /metrics and /openapi.yaml).
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	for _, ep := range []string{epPredict, epEmbed, epInterpolate, epReconstruct} {
+		mux.Handle("/v1/"+ep, s.inference(ep))
+	}
+	mux.HandleFunc("/v1/model", s.onlyGet(func(w http.ResponseWriter, r *http.Request) {
+		m := s.model.Load()
+		if m == nil {
+			s.refuse(w, r, http.StatusServiceUnavailable, "not_ready", "the model is still loading", 1)
+			return
+		}
+		writeJSON(w, http.StatusOK, m.info(s.cfg.Limits))
+	}))
+	mux.HandleFunc("/healthz", s.onlyGet(func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	}))
+	mux.HandleFunc("/readyz", s.onlyGet(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case s.draining.Load():
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "draining"})
+		case s.model.Load() == nil:
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "loading"})
+		default:
+			writeJSON(w, http.StatusOK, map[string]any{"status": "ready", "generation": s.model.Load().generation})
+		}
+	}))
+	metrics := promhttp.HandlerFor(s.met.reg, promhttp.HandlerOpts{})
+	mux.HandleFunc("/metrics", s.onlyGet(metrics.ServeHTTP))
+	mux.HandleFunc("/openapi.yaml", s.onlyGet(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/yaml")
+		w.Write(openAPI)
+	}))
+	mux.HandleFunc("/admin/reload", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			s.methodNotAllowed(w, r, http.MethodPost)
+			return
+		}
+		if err := s.Reload(); err != nil {
+			s.fail(w, r, http.StatusInternalServerError, "reload_failed", "reload failed: "+err.Error())
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]int64{"generation": s.model.Load().generation})
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		s.fail(w, r, http.StatusNotFound, "not_found", fmt.Sprintf("no endpoint %s (GET /openapi.yaml describes the API)", r.URL.Path))
+	})
+	return s.middleware(mux)
+}
+
+func (s *Server) onlyGet(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			s.methodNotAllowed(w, r, "GET, HEAD")
+			return
+		}
+		h(w, r)
+	}
+}
+
+func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request, allow string) {
+	w.Header().Set("Allow", allow)
+	s.fail(w, r, http.StatusMethodNotAllowed, "method_not_allowed", fmt.Sprintf("%s %s: use %s", r.Method, r.URL.Path, allow))
+}
+
+// ─── middleware ───────────────────────────────────────────────────────────
+
+type ctxKey int
+
+const requestIDKey ctxKey = 0
+
+// statusWriter records the status code for metrics and logs.
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// codeClientGone is recorded (never sent) when the client left first.
+const codeClientGone = 499
+
+// endpointLabel bounds the metrics' label values to the known paths.
+func endpointLabel(path string) string {
+	switch path {
+	case "/v1/predict", "/v1/embed", "/v1/interpolate", "/v1/reconstruct", "/v1/model", "/healthz", "/readyz",
+		"/metrics", "/openapi.yaml", "/admin/reload":
+		return path
+	}
+	return "other"
+}
+
+// middleware gives every request an id, counts it in flight (shutdown
+// waits for it), recovers a panic into a 500 (logged with its stack; the
+// server keeps serving), checks the bearer token, and records metrics and
+// an access log line (debug level; errors at error level).
+func (s *Server) middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.handlers.Add(1)
+		defer s.handlers.Done()
+		start := time.Now()
+		id := r.Header.Get("X-Request-ID")
+		if !validRequestID(id) {
+			var b [8]byte
+			rand.Read(b[:])
+			id = hex.EncodeToString(b[:])
+		}
+		w.Header().Set("X-Request-ID", id)
+		r = r.WithContext(context.WithValue(r.Context(), requestIDKey, id))
+		sw := &statusWriter{ResponseWriter: w}
+		ep := endpointLabel(r.URL.Path)
+		s.met.inflight.Inc()
+		defer func() {
+			s.met.inflight.Dec()
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p) // the server's own way to abort a response
+				}
+				s.met.panics.WithLabelValues("handler").Inc()
+				s.log.Error("panic in a handler", "panic", fmt.Sprint(p), "path", r.URL.Path, "request_id", id, "stack", string(debug.Stack()))
+				if sw.code == 0 {
+					s.fail(sw, r, http.StatusInternalServerError, "internal", "internal error (logged)")
+				}
+			}
+			code := sw.code
+			if code == 0 {
+				code = codeClientGone
+			}
+			dt := time.Since(start)
+			s.met.requests.WithLabelValues(ep, strconv.Itoa(code)).Inc()
+			s.met.latency.WithLabelValues(ep).Observe(dt.Seconds())
+			level := slog.LevelDebug
+			if code >= 500 {
+				level = slog.LevelError
+			}
+			s.log.Log(r.Context(), level, "request", "method", r.Method, "path", r.URL.Path, "code", code,
+				"seconds", dt.Seconds(), "request_id", id, "remote", r.RemoteAddr)
+		}()
+		if !s.authorized(r) {
+			sw.Header().Set("WWW-Authenticate", `Bearer realm="romae"`)
+			s.fail(sw, r, http.StatusUnauthorized, "unauthorized", "missing or wrong bearer token (Authorization: Bearer TOKEN)")
+			return
+		}
+		next.ServeHTTP(sw, r)
+	})
+}
+
+func validRequestID(id string) bool {
+	if id == "" || len(id) > 128 {
+		return false
+	}
+	for _, c := range id {
+		if c <= ' ' || c > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+// authorized checks the bearer token (compared as SHA-256 digests in
+// constant time); the health probes and the API description are open.
+func (s *Server) authorized(r *http.Request) bool {
+	want := s.token.Load()
+	if want == nil {
+		return true
+	}
+	switch r.URL.Path {
+	case "/healthz", "/readyz", "/openapi.yaml":
+		return true
+	}
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok {
+		return false
+	}
+	got := sha256.Sum256([]byte(strings.TrimSpace(tok)))
+	return subtle.ConstantTimeCompare(got[:], want[:]) == 1
+}
+
+// ─── answers ──────────────────────────────────────────────────────────────
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil { // a NaN in an output: never send invalid JSON
+		code = http.StatusInternalServerError
+		b, _ = json.Marshal(apiError{Error: errorBody{Reason: "internal", Message: "the answer could not be encoded: " + err.Error()}})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	w.Write(append(b, '\n'))
+}
+
+// apiError is every error answer: {"error": {"reason", "message", "request_id"}}.
+type apiError struct {
+	Error errorBody `json:"error"`
+}
+
+type errorBody struct {
+	Reason    string `json:"reason"`
+	Message   string `json:"message"`
+	RequestID string `json:"request_id,omitempty"`
+}
+
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, code int, reason, msg string) {
+	id, _ := r.Context().Value(requestIDKey).(string)
+	writeJSON(w, code, apiError{errorBody{Reason: reason, Message: msg, RequestID: id}})
+}
+
+// refuse is a fail that tells the client when to retry (429, 503).
+func (s *Server) refuse(w http.ResponseWriter, r *http.Request, code int, reason, msg string, retryAfter int) {
+	w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
+	s.fail(w, r, code, reason, msg)
+}
+
+// ─── inference ────────────────────────────────────────────────────────────
+
+// inference is POST /v1/{predict,embed,interpolate,reconstruct}: refuse
+// early what cannot be served (not ready, queue full, body too large),
+// read and decode the body within the limits, queue the samples, wait for
+// the batch or the deadline, answer in data units.
+func (s *Server) inference(ep string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			s.methodNotAllowed(w, r, http.MethodPost)
+			return
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
+		defer cancel()
+		m := s.model.Load()
+		switch {
+		case s.draining.Load():
+			s.refuse(w, r, http.StatusServiceUnavailable, "shutting_down", "the server is shutting down", 1)
+			return
+		case m == nil:
+			s.refuse(w, r, http.StatusServiceUnavailable, "not_ready", "the model is still loading", 1)
+			return
+		case !m.can(ep):
+			s.fail(w, r, http.StatusBadRequest, "wrong_endpoint", fmt.Sprintf("the served model (%s, %s) does not do %s; it does %s",
+				m.Name, m.Net.Cfg.Task, ep, strings.Join(m.endpoints(), ", ")))
+			return
+		case s.bat.full():
+			s.refuse(w, r, http.StatusTooManyRequests, "queue_full", "the queue is full; retry later", s.bat.retryAfter())
+			return
+		}
+		if ct := r.Header.Get("Content-Type"); ct != "" {
+			if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+				s.fail(w, r, http.StatusUnsupportedMediaType, "unsupported_media_type", fmt.Sprintf("Content-Type %q: send application/json", ct))
+				return
+			}
+		}
+		lim := s.cfg.Limits
+		if r.ContentLength > lim.MaxBodyBytes {
+			// Refused from the header alone: the body is never read.
+			s.fail(w, r, http.StatusRequestEntityTooLarge, "body_too_large", fmt.Sprintf("a body of %d bytes is over the limit of %d", r.ContentLength, lim.MaxBodyBytes))
+			return
+		}
+		reserve := r.ContentLength
+		if reserve < 0 {
+			reserve = lim.MaxBodyBytes
+		}
+		if s.bodyBytes.Add(reserve) > s.cfg.MaxInflightBodyBytes {
+			s.bodyBytes.Add(-reserve)
+			s.refuse(w, r, http.StatusTooManyRequests, "busy", "too many request bodies are being read; retry later", 1)
+			return
+		}
+		req, code, reason, err := s.readRequest(w, r, ep, m)
+		s.bodyBytes.Add(-reserve)
+		if err != nil {
+			if code != 0 {
+				s.fail(w, r, code, reason, err.Error())
+			}
+			return
+		}
+		ds, err := m.prepare(req.samples)
+		if err != nil {
+			s.fail(w, r, http.StatusBadRequest, "bad_request", err.Error())
+			return
+		}
+		pool := req.pool
+		if ep == epEmbed && pool == "" {
+			pool = m.defaultPool()
+		}
+		if pool == model.PoolCLS && !m.Net.Cfg.UseCLS {
+			s.fail(w, r, http.StatusBadRequest, "bad_request", "pool: the model has no [CLS] token; use \"mean\"")
+			return
+		}
+		j := newJob(ctx, m, ep, pool, ds)
+		j.queries, j.masks = req.queries, req.masks
+		if !s.bat.submit(j) {
+			s.refuse(w, r, http.StatusTooManyRequests, "queue_full", "the queue is full; retry later", s.bat.retryAfter())
+			return
+		}
+		select {
+		case <-j.done:
+		case <-ctx.Done():
+		}
+		select {
+		case <-j.done:
+		default:
+			j.err = ctx.Err() // the batcher has not answered: the deadline or the client won
+		}
+		switch {
+		case j.err == nil:
+			writeJSON(w, http.StatusOK, s.answer(m, ep, pool, req, j))
+		case r.Context().Err() != nil:
+			// The client went away: no one to answer (recorded as 499).
+		case errors.Is(j.err, context.DeadlineExceeded):
+			s.fail(w, r, http.StatusGatewayTimeout, "deadline_exceeded", fmt.Sprintf("no answer within the request deadline of %s", s.cfg.RequestTimeout))
+		case errors.Is(j.err, errShuttingDown):
+			s.refuse(w, r, http.StatusServiceUnavailable, "shutting_down", j.err.Error(), 1)
+		default:
+			s.fail(w, r, http.StatusInternalServerError, "internal", j.err.Error())
+		}
+	})
+}
+
+// readRequest reads the body (at most MaxBodyBytes, within ReadTimeout)
+// and decodes it. A failure comes with the status to answer, or code 0
+// when the client is gone.
+func (s *Server) readRequest(w http.ResponseWriter, r *http.Request, ep string, m *Model) (*request, int, string, error) {
+	lim := s.cfg.Limits
+	var buf bytes.Buffer
+	if r.ContentLength > 0 {
+		buf.Grow(int(r.ContentLength))
+	}
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, lim.MaxBodyBytes))
+	var tooLarge *http.MaxBytesError
+	var netErr interface{ Timeout() bool }
+	switch {
+	case err == nil:
+	case errors.As(err, &tooLarge):
+		return nil, http.StatusRequestEntityTooLarge, "body_too_large", fmt.Errorf("the body is over the limit of %d bytes", lim.MaxBodyBytes)
+	case errors.As(err, &netErr) && netErr.Timeout():
+		return nil, http.StatusRequestTimeout, "body_timeout", fmt.Errorf("the body did not arrive within %s", s.cfg.ReadTimeout)
+	case r.Context().Err() != nil:
+		return nil, 0, "", err
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return nil, http.StatusBadRequest, "bad_request", errors.New("the body is shorter than its Content-Length")
+	default:
+		return nil, http.StatusBadRequest, "bad_request", fmt.Errorf("reading the body: %w", err)
+	}
+	req, err := decodeRequest(buf.Bytes(), ep, shape{m.values, m.Net.Cfg.PosDims}, lim)
+	if err != nil {
+		return nil, http.StatusBadRequest, "bad_request", err
+	}
+	return req, 0, "", nil
+}
+
+// Answers of the four endpoints (openapi.yaml describes them).
+type (
+	modelRef struct {
+		Name       string `json:"name"`
+		Generation int64  `json:"generation"`
+	}
+	prediction struct {
+		ID               string             `json:"id"`
+		Label            string             `json:"label,omitempty"`
+		Probabilities    map[string]float64 `json:"probabilities,omitempty"`
+		Prediction       []float64          `json:"prediction,omitempty"`
+		TokenPredictions [][]float64        `json:"token_predictions,omitempty"`
+	}
+	predictAnswer struct {
+		Model       modelRef     `json:"model"`
+		Predictions []prediction `json:"predictions"`
+	}
+	embedding struct {
+		ID        string    `json:"id"`
+		Embedding []float32 `json:"embedding"`
+	}
+	embedAnswer struct {
+		Model      modelRef    `json:"model"`
+		Pool       string      `json:"pool"`
+		Embeddings []embedding `json:"embeddings"`
+	}
+	interpolation struct {
+		ID     string      `json:"id"`
+		Values [][]float32 `json:"values"`
+	}
+	interpolateAnswer struct {
+		Model   modelRef        `json:"model"`
+		Results []interpolation `json:"results"`
+	}
+	reconstruction struct {
+		ID     string      `json:"id"`
+		Masked []int       `json:"masked"`
+		Values [][]float32 `json:"values"`
+		MSE    float64     `json:"mse"`
+	}
+	reconstructAnswer struct {
+		Model   modelRef         `json:"model"`
+		Units   string           `json:"units"`
+		Results []reconstruction `json:"results"`
+	}
+)
+
+// answer turns the batcher's outputs into data units and names.
+func (s *Server) answer(m *Model, ep, pool string, req *request, j *job) any {
+	ref := modelRef{m.Name, m.generation}
+	C := m.values
+	rows := func(flat []float32, width int) [][]float32 {
+		out := make([][]float32, len(flat)/width)
+		for k := range out {
+			out[k] = flat[k*width : (k+1)*width]
+		}
+		return out
+	}
+	switch ep {
+	case epPredict:
+		a := predictAnswer{Model: ref, Predictions: make([]prediction, len(j.probs))}
+		K := m.Net.Cfg.Outputs
+		for i, p := range j.probs {
+			pr := prediction{ID: req.samples[i].ID}
+			switch {
+			case m.Net.Cfg.Task == model.TaskClassify:
+				pr.Probabilities = make(map[string]float64, K)
+				best := 0
+				for k, v := range p {
+					pr.Probabilities[m.Spec.Classes[k]] = v
+					if v > p[best] {
+						best = k
+					}
+				}
+				pr.Label = m.Spec.Classes[best]
+			default:
+				if ts := m.Spec.TargetStats; ts != nil {
+					for k := range p {
+						p[k] = p[k]*ts.Std[k%K] + ts.Mean[k%K]
+					}
+				}
+				if m.Net.Cfg.Pool == model.PoolToken {
+					for lo := 0; lo < len(p); lo += K {
+						pr.TokenPredictions = append(pr.TokenPredictions, p[lo:lo+K])
+					}
+				} else {
+					pr.Prediction = p
+				}
+			}
+			a.Predictions[i] = pr
+		}
+		return a
+	case epEmbed:
+		a := embedAnswer{Model: ref, Pool: pool, Embeddings: make([]embedding, len(j.vecs))}
+		for i, v := range j.vecs {
+			a.Embeddings[i] = embedding{req.samples[i].ID, v}
+		}
+		return a
+	case epInterpolate:
+		a := interpolateAnswer{Model: ref, Results: make([]interpolation, len(j.vecs))}
+		for i, v := range j.vecs {
+			if st := m.Spec.Stats; st != nil {
+				st.Invert(v) // cannot fail: the spec was checked against the model
+			}
+			a.Results[i] = interpolation{req.samples[i].ID, rows(v, C)}
+		}
+		return a
+	default: // reconstruct
+		a := reconstructAnswer{Model: ref, Units: "data", Results: make([]reconstruction, len(j.vecs))}
+		if m.Net.Cfg.NormTargets {
+			a.Units = "token-normalized" // MAE's per-patch target normalisation: not invertible without the truth
+		}
+		for i, v := range j.vecs {
+			rc := reconstruction{ID: req.samples[i].ID}
+			var truth []float32
+			for t, h := range req.masks[i] {
+				if h {
+					rc.Masked = append(rc.Masked, t)
+					truth = append(truth, j.ds.Samples[i].Values[t*C:(t+1)*C]...)
+				}
+			}
+			if m.Net.Cfg.NormTargets {
+				nn.NormalizePatches(truth, len(truth)/C, C)
+			} else if st := m.Spec.Stats; st != nil {
+				st.Invert(v)
+				st.Invert(truth)
+			}
+			var se float64
+			for k := range v {
+				e := float64(v[k]) - float64(truth[k])
+				se += e * e
+			}
+			rc.Values, rc.MSE = rows(v, C), se/float64(max(len(v), 1))
+			a.Results[i] = rc
+		}
+		return a
+	}
+}
