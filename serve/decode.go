@@ -254,11 +254,31 @@ func (d *decoder) numbers(dst []float32, where, field string, want int, lim floa
 	return dst, err
 }
 
-func (d *decoder) root() error {
-	keys := []string{"samples"}
-	if d.ep == epEmbed {
-		keys = append(keys, "pool")
+// The fields each endpoint takes (openapi_test.go checks the API
+// description against them).
+func rootFields(ep string) []string {
+	if ep == epEmbed {
+		return []string{"samples", "pool"}
 	}
+	return []string{"samples"}
+}
+
+func sampleFields(ep string) []string {
+	if ep == epInterpolate {
+		return []string{"id", "tokens", "queries"}
+	}
+	return []string{"id", "tokens"}
+}
+
+func tokenFields(ep string) []string {
+	if ep == epReconstruct {
+		return []string{"values", "position", "masked"}
+	}
+	return []string{"values", "position"}
+}
+
+func (d *decoder) root() error {
+	keys := rootFields(d.ep)
 	sawSamples := false
 	err := d.object("body", keys, func(key string) error {
 		if key == "pool" {
@@ -293,10 +313,7 @@ func (d *decoder) root() error {
 
 func (d *decoder) sample(i int) error {
 	where := fmt.Sprintf("sample %d", i)
-	keys := []string{"id", "tokens"}
-	if d.ep == epInterpolate {
-		keys = append(keys, "queries")
-	}
+	keys := sampleFields(d.ep)
 	s := data.Sample{ID: strconv.Itoa(i), Label: -1}
 	var queries []float32
 	var mask []bool
@@ -370,10 +387,7 @@ func (d *decoder) sample(i int) error {
 // token1 reads token j of a sample into s and reports its "masked" flag.
 func (d *decoder) token1(s *data.Sample, sampleWhere string, j int) (bool, error) {
 	where := fmt.Sprintf("%s token %d", sampleWhere, j)
-	keys := []string{"values", "position"}
-	if d.ep == epReconstruct {
-		keys = append(keys, "masked")
-	}
+	keys := tokenFields(d.ep)
 	hidden, sawValues, sawPosition := false, false, false
 	err := d.object(where, keys, func(key string) error {
 		var err error

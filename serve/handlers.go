@@ -16,6 +16,7 @@ import (
 	"mime"
 	"net/http"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -29,70 +30,78 @@ import (
 //go:embed openapi.yaml
 var openAPI []byte
 
-// routes is the API behind the middleware. Every answer, errors included,
-// is JSON (but /metrics and /openapi.yaml).
-func (s *Server) routes() http.Handler {
-	mux := http.NewServeMux()
-	for _, ep := range []string{epPredict, epEmbed, epInterpolate, epReconstruct} {
-		mux.Handle("/v1/"+ep, s.inference(ep))
+// route is one path of the API and the methods it answers.
+type route struct {
+	path    string
+	methods []string
+	handle  http.HandlerFunc
+}
+
+// routes are the API's paths (openapi_test.go checks openapi.yaml against
+// them). Every answer, errors included, is JSON but /metrics and
+// /openapi.yaml.
+func (s *Server) routes() []route {
+	get := []string{http.MethodGet, http.MethodHead}
+	post := []string{http.MethodPost}
+	rs := []route{
+		{"/v1/model", get, func(w http.ResponseWriter, r *http.Request) {
+			m := s.model.Load()
+			if m == nil {
+				s.refuse(w, r, http.StatusServiceUnavailable, "not_ready", "the model is still loading", 1)
+				return
+			}
+			writeJSON(w, http.StatusOK, m.info(s.cfg.Limits))
+		}},
+		{"/healthz", get, func(w http.ResponseWriter, r *http.Request) {
+			writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		}},
+		{"/readyz", get, func(w http.ResponseWriter, r *http.Request) {
+			switch m := s.model.Load(); {
+			case s.draining.Load():
+				writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "draining"})
+			case m == nil:
+				writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "loading"})
+			default:
+				writeJSON(w, http.StatusOK, map[string]any{"status": "ready", "generation": m.generation})
+			}
+		}},
+		{"/metrics", get, promhttp.HandlerFor(s.met.reg, promhttp.HandlerOpts{}).ServeHTTP},
+		{"/openapi.yaml", get, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/yaml")
+			w.Write(openAPI)
+		}},
+		{"/admin/reload", post, func(w http.ResponseWriter, r *http.Request) {
+			if err := s.Reload(); err != nil {
+				s.fail(w, r, http.StatusInternalServerError, "reload_failed", "reload failed: "+err.Error())
+				return
+			}
+			writeJSON(w, http.StatusOK, map[string]int64{"generation": s.model.Load().generation})
+		}},
 	}
-	mux.HandleFunc("/v1/model", s.onlyGet(func(w http.ResponseWriter, r *http.Request) {
-		m := s.model.Load()
-		if m == nil {
-			s.refuse(w, r, http.StatusServiceUnavailable, "not_ready", "the model is still loading", 1)
-			return
-		}
-		writeJSON(w, http.StatusOK, m.info(s.cfg.Limits))
-	}))
-	mux.HandleFunc("/healthz", s.onlyGet(func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-	}))
-	mux.HandleFunc("/readyz", s.onlyGet(func(w http.ResponseWriter, r *http.Request) {
-		switch {
-		case s.draining.Load():
-			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "draining"})
-		case s.model.Load() == nil:
-			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "loading"})
-		default:
-			writeJSON(w, http.StatusOK, map[string]any{"status": "ready", "generation": s.model.Load().generation})
-		}
-	}))
-	metrics := promhttp.HandlerFor(s.met.reg, promhttp.HandlerOpts{})
-	mux.HandleFunc("/metrics", s.onlyGet(metrics.ServeHTTP))
-	mux.HandleFunc("/openapi.yaml", s.onlyGet(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/yaml")
-		w.Write(openAPI)
-	}))
-	mux.HandleFunc("/admin/reload", func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			s.methodNotAllowed(w, r, http.MethodPost)
-			return
-		}
-		if err := s.Reload(); err != nil {
-			s.fail(w, r, http.StatusInternalServerError, "reload_failed", "reload failed: "+err.Error())
-			return
-		}
-		writeJSON(w, http.StatusOK, map[string]int64{"generation": s.model.Load().generation})
-	})
+	for _, ep := range []string{epPredict, epEmbed, epInterpolate, epReconstruct} {
+		rs = append(rs, route{"/v1/" + ep, post, s.inference(ep)})
+	}
+	return rs
+}
+
+// handler is the routes behind the middleware, with a JSON 404 and 405.
+func (s *Server) handler() http.Handler {
+	mux := http.NewServeMux()
+	for _, rt := range s.routes() {
+		mux.HandleFunc(rt.path, func(w http.ResponseWriter, r *http.Request) {
+			if !slices.Contains(rt.methods, r.Method) {
+				allow := strings.Join(rt.methods, ", ")
+				w.Header().Set("Allow", allow)
+				s.fail(w, r, http.StatusMethodNotAllowed, "method_not_allowed", fmt.Sprintf("%s %s: use %s", r.Method, r.URL.Path, allow))
+				return
+			}
+			rt.handle(w, r)
+		})
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusNotFound, "not_found", fmt.Sprintf("no endpoint %s (GET /openapi.yaml describes the API)", r.URL.Path))
 	})
 	return s.middleware(mux)
-}
-
-func (s *Server) onlyGet(h http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			s.methodNotAllowed(w, r, "GET, HEAD")
-			return
-		}
-		h(w, r)
-	}
-}
-
-func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request, allow string) {
-	w.Header().Set("Allow", allow)
-	s.fail(w, r, http.StatusMethodNotAllowed, "method_not_allowed", fmt.Sprintf("%s %s: use %s", r.Method, r.URL.Path, allow))
 }
 
 // ─── middleware ───────────────────────────────────────────────────────────
@@ -159,10 +168,10 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		s.met.inflight.Inc()
 		defer func() {
 			s.met.inflight.Dec()
-			if p := recover(); p != nil {
-				if p == http.ErrAbortHandler {
-					panic(p) // the server's own way to abort a response
-				}
+			p := recover()
+			if p == http.ErrAbortHandler { // the client left: the connection is dropped unanswered
+				sw.code = codeClientGone
+			} else if p != nil {
 				s.met.panics.WithLabelValues("handler").Inc()
 				s.log.Error("panic in a handler", "panic", fmt.Sprint(p), "path", r.URL.Path, "request_id", id, "stack", string(debug.Stack()))
 				if sw.code == 0 {
@@ -182,6 +191,9 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 			}
 			s.log.Log(r.Context(), level, "request", "method", r.Method, "path", r.URL.Path, "code", code,
 				"seconds", dt.Seconds(), "request_id", id, "remote", r.RemoteAddr)
+			if p == http.ErrAbortHandler {
+				panic(p) // net/http closes the connection without logging
+			}
 		}()
 		if !s.authorized(r) {
 			sw.Header().Set("WWW-Authenticate", `Bearer realm="romae"`)
@@ -265,12 +277,8 @@ func (s *Server) refuse(w http.ResponseWriter, r *http.Request, code int, reason
 // early what cannot be served (not ready, queue full, body too large),
 // read and decode the body within the limits, queue the samples, wait for
 // the batch or the deadline, answer in data units.
-func (s *Server) inference(ep string) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			s.methodNotAllowed(w, r, http.MethodPost)
-			return
-		}
+func (s *Server) inference(ep string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
 		defer cancel()
 		m := s.model.Load()
@@ -310,12 +318,9 @@ func (s *Server) inference(ep string) http.Handler {
 			s.refuse(w, r, http.StatusTooManyRequests, "busy", "too many request bodies are being read; retry later", 1)
 			return
 		}
-		req, code, reason, err := s.readRequest(w, r, ep, m)
-		s.bodyBytes.Add(-reserve)
+		req, code, reason, err := s.readRequest(w, r, ep, m, reserve)
 		if err != nil {
-			if code != 0 {
-				s.fail(w, r, code, reason, err.Error())
-			}
+			s.fail(w, r, code, reason, err.Error())
 			return
 		}
 		ds, err := m.prepare(req.samples)
@@ -350,7 +355,7 @@ func (s *Server) inference(ep string) http.Handler {
 		case j.err == nil:
 			writeJSON(w, http.StatusOK, s.answer(m, ep, pool, req, j))
 		case r.Context().Err() != nil:
-			// The client went away: no one to answer (recorded as 499).
+			panic(http.ErrAbortHandler) // the client is gone: no one to answer (recorded as 499)
 		case errors.Is(j.err, context.DeadlineExceeded):
 			s.fail(w, r, http.StatusGatewayTimeout, "deadline_exceeded", fmt.Sprintf("no answer within the request deadline of %s", s.cfg.RequestTimeout))
 		case errors.Is(j.err, errShuttingDown):
@@ -358,13 +363,14 @@ func (s *Server) inference(ep string) http.Handler {
 		default:
 			s.fail(w, r, http.StatusInternalServerError, "internal", j.err.Error())
 		}
-	})
+	}
 }
 
 // readRequest reads the body (at most MaxBodyBytes, within ReadTimeout)
-// and decodes it. A failure comes with the status to answer, or code 0
-// when the client is gone.
-func (s *Server) readRequest(w http.ResponseWriter, r *http.Request, ep string, m *Model) (*request, int, string, error) {
+// and decodes it, then gives back the reserved in-flight body bytes. A
+// failure comes with the status and reason to answer.
+func (s *Server) readRequest(w http.ResponseWriter, r *http.Request, ep string, m *Model, reserved int64) (*request, int, string, error) {
+	defer s.bodyBytes.Add(-reserved)
 	lim := s.cfg.Limits
 	var buf bytes.Buffer
 	if r.ContentLength > 0 {
@@ -379,10 +385,10 @@ func (s *Server) readRequest(w http.ResponseWriter, r *http.Request, ep string, 
 		return nil, http.StatusRequestEntityTooLarge, "body_too_large", fmt.Errorf("the body is over the limit of %d bytes", lim.MaxBodyBytes)
 	case errors.As(err, &netErr) && netErr.Timeout():
 		return nil, http.StatusRequestTimeout, "body_timeout", fmt.Errorf("the body did not arrive within %s", s.cfg.ReadTimeout)
-	case r.Context().Err() != nil:
-		return nil, 0, "", err
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return nil, http.StatusBadRequest, "bad_request", errors.New("the body is shorter than its Content-Length")
+	case r.Context().Err() != nil:
+		panic(http.ErrAbortHandler) // the client is gone: no one to answer
 	default:
 		return nil, http.StatusBadRequest, "bad_request", fmt.Errorf("reading the body: %w", err)
 	}

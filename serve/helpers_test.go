@@ -285,3 +285,5 @@ func listen(t *testing.T) net.Listener {
 	}
 	return ln
 }
+
+func slogTo(w io.Writer) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }

@@ -146,7 +146,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.http = &http.Server{
-		Handler:           s.routes(),
+		Handler:           s.handler(),
 		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
 		ReadTimeout:       cfg.ReadTimeout,
 		// Counted from the end of the headers: the body, the wait and the
