@@ -30,6 +30,7 @@ var commands = map[string]command{
 	"embed":           {"[CLS] or mean embeddings to .npy", cmdEmbed},
 	"inspect":         {"a checkpoint's config, sizes and training state (JSON)", cmdInspect},
 	"sizes":           {"the model sizes of the paper's Table 8", cmdSizes},
+	"serve":           {"an HTTP inference server for a trained model (JSON API, micro-batching; docs/serving.md)", cmdServe},
 	"verify-official": {"compare with the authors' PyTorch outputs on a parity fixture", cmdVerifyOfficial},
 }
 
