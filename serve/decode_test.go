@@ -1,9 +1,12 @@
 package serve
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"math"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -88,9 +91,9 @@ func TestDecodeRefuses(t *testing.T) {
 		{"queries on predict", epPredict, `{"samples":[{"tokens":[` + tok + `],"queries":[[0,1]]}]}`, `sample 0: unknown field "queries" (/v1/predict takes id, tokens here)`},
 		{"no tokens", epPredict, `{"samples":[{"id":"x"}]}`, `sample 0: no "tokens" field`},
 		{"empty tokens", epPredict, `{"samples":[{"tokens":[]}]}`, "sample 0: no tokens"},
-		{"too many tokens", epPredict, `{"samples":[{"tokens":[` + strings.Repeat(tok+",", 5) + tok + `]}]}`, "sample 0 tokens: more than 5 tokens"},
+		{"too many tokens", epPredict, `{"samples":[{"tokens":[` + strings.Repeat(tok+",", 5) + tok + `]}]}`, "sample 0: more than 5 tokens"},
 		{"id number", epPredict, `{"samples":[{"id":7,"tokens":[` + tok + `]}]}`, "sample 0: id is the number 7, want a string"},
-		{"id too long", epPredict, `{"samples":[{"id":"` + strings.Repeat("x", 300) + `","tokens":[` + tok + `]}]}`, "at most 256 bytes"},
+		{"id too long", epPredict, `{"samples":[{"id":"` + strings.Repeat("x", 300) + `","tokens":[` + tok + `]}]}`, "id of 300 bytes, want at most 256"},
 		{"token not object", epPredict, `{"samples":[{"tokens":[[1,2]]}]}`, "sample 0 token 0: want an object, found an array"},
 		{"token no values", epPredict, `{"samples":[{"tokens":[` + tok + `,{"position":[0,1]}]}]}`, `sample 0 token 1: no "values" field`},
 		{"token no position", epPredict, `{"samples":[{"tokens":[{"values":[1,2]}]}]}`, `sample 0 token 0: no "position" field`},
@@ -107,10 +110,11 @@ func TestDecodeRefuses(t *testing.T) {
 		{"NaN hint", epPredict, `{"samples":[{"tokens":[{"values":[NaN,1],"position":[0,1]}]}]}`, "NaN and Infinity are not numbers in JSON"},
 		{"Infinity", epPredict, `{"samples":[{"tokens":[{"values":[1,2],"position":[Infinity,1]}]}]}`, "sample 0 token 0 position[0]: invalid character 'I'"},
 		{"-Infinity", epPredict, `{"samples":[{"tokens":[{"values":[-Infinity,2],"position":[0,1]}]}]}`, "sample 0 token 0 values[0]: invalid character 'I' in numeric literal"},
-		{"nan lower", epPredict, `{"samples":[{"tokens":[{"values":[nan,2],"position":[0,1]}]}]}`, "sample 0 token 0 values[0]: invalid character 'a'"},
-		{"overflow", epPredict, `{"samples":[{"tokens":[{"values":[1e999,2],"position":[0,1]}]}]}`, "sample 0 token 0 values[0]: number 1e999 is not a finite number"},
+		{"nan lower", epPredict, `{"samples":[{"tokens":[{"values":[nan,2],"position":[0,1]}]}]}`, "sample 0 token 0 values[0]: invalid character 'n' looking for beginning of value at byte 34 (NaN and Infinity"},
+		{"float32 overflow", epPredict, `{"samples":[{"tokens":[{"values":[1e39,2],"position":[0,1]}]}]}`, "values[0] = 1e39 is outside"},
+		{"overflow", epPredict, `{"samples":[{"tokens":[{"values":[1e999,2],"position":[0,1]}]}]}`, "sample 0 token 0: values[0] = 1e999 is outside ±1000"},
 		{"value out of range", epPredict, `{"samples":[{"tokens":[` + tok + `,{"values":[1,2000],"position":[0,1]}]}]}`, "sample 0 token 1: values[1] = 2000 is outside ±1000"},
-		{"position out of range", epPredict, `{"samples":[{"tokens":[{"values":[1,2],"position":[0,-2e6]}]}]}`, "sample 0 token 0: position[1] = -2e+06 is outside ±1e+06"},
+		{"position out of range", epPredict, `{"samples":[{"tokens":[{"values":[1,2],"position":[0,-2e6]}]}]}`, "sample 0 token 0: position[1] = -2e6 is outside ±1e+06"},
 		{"hex number", epPredict, `{"samples":[{"tokens":[{"values":[0x10,2],"position":[0,1]}]}]}`, "invalid character 'x'"},
 		{"leading zero", epPredict, `{"samples":[{"tokens":[{"values":[01,2],"position":[0,1]}]}]}`, "sample 0 token 0"},
 		{"trailing comma", epPredict, `{"samples":[{"tokens":[{"values":[1,2,],"position":[0,1]}]}]}`, "sample 0 token 0"},
@@ -149,11 +153,56 @@ func TestDecodeRefuses(t *testing.T) {
 	}
 }
 
-// checkDecoded asserts what every accepted request satisfies.
+// reference is the request schema for encoding/json.
+type reference struct {
+	Samples []struct {
+		ID     *string `json:"id"`
+		Tokens []struct {
+			Values   []float32 `json:"values"`
+			Position []float32 `json:"position"`
+			Masked   bool      `json:"masked"`
+		} `json:"tokens"`
+		Queries [][]float32 `json:"queries"`
+	} `json:"samples"`
+	Pool string `json:"pool"`
+}
+
+// checkDecoded asserts what every accepted request satisfies: it is JSON
+// that encoding/json reads to the same numbers, strings and flags, and it
+// is within the limits.
 func checkDecoded(t *testing.T, body []byte, ep string, req *request, lim Limits) {
 	t.Helper()
 	if !json.Valid(body) {
 		t.Fatalf("accepted a body that is not JSON: %q", body)
+	}
+	var ref reference
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&ref); err != nil {
+		t.Fatalf("accepted %q, which encoding/json refuses: %v", body, err)
+	}
+	if len(ref.Samples) != len(req.samples) || ref.Pool != req.pool {
+		t.Fatalf("%d samples and pool %q, encoding/json reads %d and %q", len(req.samples), req.pool, len(ref.Samples), ref.Pool)
+	}
+	for i, rs := range ref.Samples {
+		s := req.samples[i]
+		if rs.ID != nil && *rs.ID != s.ID || rs.ID == nil && s.ID != strconv.Itoa(i) {
+			t.Fatalf("sample %d: id %q, encoding/json reads %v", i, s.ID, rs.ID)
+		}
+		var vals, pos []float32
+		var mask []bool
+		for _, tk := range rs.Tokens {
+			vals, pos, mask = append(vals, tk.Values...), append(pos, tk.Position...), append(mask, tk.Masked)
+		}
+		if !slices.Equal(vals, s.Values) || !slices.Equal(pos, s.Positions) {
+			t.Fatalf("sample %d: values %v positions %v, encoding/json reads %v %v", i, s.Values, s.Positions, vals, pos)
+		}
+		if ep == epReconstruct && !slices.Equal(mask, req.masks[i]) {
+			t.Fatalf("sample %d: mask %v, encoding/json reads %v", i, req.masks[i], mask)
+		}
+		if ep == epInterpolate && !slices.Equal(slices.Concat(rs.Queries...), req.queries[i]) {
+			t.Fatalf("sample %d: queries %v, encoding/json reads %v", i, req.queries[i], rs.Queries)
+		}
 	}
 	if n := len(req.samples); n < 1 || n > lim.MaxSamples {
 		t.Fatalf("%d samples accepted", n)
@@ -188,8 +237,8 @@ func checkDecoded(t *testing.T, body []byte, ep string, req *request, lim Limits
 }
 
 // FuzzDecodeRequest: no body panics the decoder or gets past it with
-// something the model cannot take; whatever it accepts is valid JSON
-// within the limits. `go test` runs the seed corpus (testdata/fuzz and
+// something the model cannot take; whatever it accepts is valid JSON that
+// encoding/json reads the same way, within the limits. `go test` runs the seed corpus (testdata/fuzz and
 // the f.Add seeds); `go test -fuzz FuzzDecodeRequest ./serve/` explores.
 func FuzzDecodeRequest(f *testing.F) {
 	for _, s := range []string{

@@ -296,7 +296,7 @@ func TestMalformedOverHTTP(t *testing.T) {
 	}{
 		{`{"samples":[{"tokens":[{"values":[1,2],"position":[0,1]},{"values":[NaN,2],"position":[0,1]}]}]}`, 400, "sample 0 token 1 values[0]"},
 		{`{"samples":[{"tokens":[{"values":[1,2,3],"position":[0,1]}]}]}`, 400, "sample 0 token 0: more than 2 numbers in values"},
-		{`{"samples":[{"tokens":[{"values":[1,2],"position":[0,1e300]}]}]}`, 400, "sample 0 token 0: position[1] = 1e+300 is outside"},
+		{`{"samples":[{"tokens":[{"values":[1,2],"position":[0,1e300]}]}]}`, 400, "sample 0 token 0: position[1] = 1e300 is outside"},
 		{`{"samples":[{"tokens":[{"values":[1,2],"position":[0,1]}]}], "path":"/etc/passwd"}`, 400, `unknown field "path"`},
 		{`not json`, 400, "invalid character"},
 	} {
