@@ -60,6 +60,10 @@ type batcher struct {
 	capacity            int64 // samples that may wait
 
 	queued  atomic.Int64 // samples waiting
+	// arriving counts requests whose bodies are read and being decoded:
+	// about to be queued. A batch waits for them (up to maxWait), not for
+	// requests that may or may not come.
+	arriving atomic.Int64
 	rate    atomic.Uint64
 	ch      chan *job
 	stop    chan struct{}
@@ -148,9 +152,11 @@ func (b *batcher) take(j *job) *job {
 	return j
 }
 
-// collect gathers jobs after first until maxBatch samples or until first
-// has waited maxWait (counted from when it was queued, so a job that
-// already waited behind a running batch does not wait again).
+// collect gathers jobs after first until maxBatch samples, or until no
+// request is queued or arriving (being decoded), or until first has waited
+// maxWait (counted from when it was queued, so a job that already waited
+// behind a running batch does not wait again). A lone request thus runs at
+// once, and requests that arrive together run together.
 func (b *batcher) collect(first *job) []*job {
 	group, n := []*job{first}, first.samples()
 	deadline := first.enqueued.Add(b.maxWait)
@@ -168,9 +174,11 @@ func (b *batcher) collect(first *job) []*job {
 		default:
 		}
 		wait := time.Until(deadline)
-		if wait <= 0 {
+		if wait <= 0 || b.arriving.Load() == 0 {
 			break
 		}
+		// A request being decoded may still fail, so look again shortly.
+		wait = min(wait, 200*time.Microsecond)
 		if timer == nil {
 			timer = time.NewTimer(wait)
 		} else {
@@ -180,7 +188,6 @@ func (b *batcher) collect(first *job) []*job {
 		case j := <-b.ch:
 			group, n = append(group, b.take(j)), n+j.samples()
 		case <-timer.C:
-			return group
 		case <-b.stop:
 			return group
 		}

@@ -185,8 +185,8 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 			dt := time.Since(start)
 			s.met.requests.WithLabelValues(ep, strconv.Itoa(code)).Inc()
 			s.met.latency.WithLabelValues(ep).Observe(dt.Seconds())
-			level := slog.LevelDebug
-			if code >= 500 {
+			level := slog.LevelDebug // refusals (429, 503) are load, not errors
+			if code >= 500 && code != http.StatusServiceUnavailable {
 				level = slog.LevelError
 			}
 			s.log.Log(r.Context(), level, "request", "method", r.Method, "path", r.URL.Path, "code", code,
@@ -318,28 +318,12 @@ func (s *Server) inference(ep string) http.HandlerFunc {
 			s.refuse(w, r, http.StatusTooManyRequests, "busy", "too many request bodies are being read; retry later", 1)
 			return
 		}
-		req, code, reason, err := s.readRequest(w, r, ep, m, reserve)
+		j, req, code, reason, err := s.enqueue(ctx, w, r, ep, m, reserve)
 		if err != nil {
+			if code == http.StatusTooManyRequests {
+				w.Header().Set("Retry-After", strconv.Itoa(s.bat.retryAfter()))
+			}
 			s.fail(w, r, code, reason, err.Error())
-			return
-		}
-		ds, err := m.prepare(req.samples)
-		if err != nil {
-			s.fail(w, r, http.StatusBadRequest, "bad_request", err.Error())
-			return
-		}
-		pool := req.pool
-		if ep == epEmbed && pool == "" {
-			pool = m.defaultPool()
-		}
-		if pool == model.PoolCLS && !m.Net.Cfg.UseCLS {
-			s.fail(w, r, http.StatusBadRequest, "bad_request", "pool: the model has no [CLS] token; use \"mean\"")
-			return
-		}
-		j := newJob(ctx, m, ep, pool, ds)
-		j.queries, j.masks = req.queries, req.masks
-		if !s.bat.submit(j) {
-			s.refuse(w, r, http.StatusTooManyRequests, "queue_full", "the queue is full; retry later", s.bat.retryAfter())
 			return
 		}
 		select {
@@ -353,7 +337,7 @@ func (s *Server) inference(ep string) http.HandlerFunc {
 		}
 		switch {
 		case j.err == nil:
-			writeJSON(w, http.StatusOK, s.answer(m, ep, pool, req, j))
+			writeJSON(w, http.StatusOK, s.answer(m, ep, j.pool, req, j))
 		case r.Context().Err() != nil:
 			panic(http.ErrAbortHandler) // the client is gone: no one to answer (recorded as 499)
 		case errors.Is(j.err, context.DeadlineExceeded):
@@ -366,10 +350,12 @@ func (s *Server) inference(ep string) http.HandlerFunc {
 	}
 }
 
-// readRequest reads the body (at most MaxBodyBytes, within ReadTimeout)
-// and decodes it, then gives back the reserved in-flight body bytes. A
-// failure comes with the status and reason to answer.
-func (s *Server) readRequest(w http.ResponseWriter, r *http.Request, ep string, m *Model, reserved int64) (*request, int, string, error) {
+// enqueue reads the body (at most MaxBodyBytes, within ReadTimeout),
+// decodes it, prepares the samples for m and queues them; then it gives
+// back the reserved in-flight body bytes. A failure comes with the status
+// and reason to answer. While it decodes, the batcher knows a request is
+// about to join (a batch waits for it, up to MaxWait).
+func (s *Server) enqueue(ctx context.Context, w http.ResponseWriter, r *http.Request, ep string, m *Model, reserved int64) (*job, *request, int, string, error) {
 	defer s.bodyBytes.Add(-reserved)
 	lim := s.cfg.Limits
 	var buf bytes.Buffer
@@ -382,21 +368,39 @@ func (s *Server) readRequest(w http.ResponseWriter, r *http.Request, ep string, 
 	switch {
 	case err == nil:
 	case errors.As(err, &tooLarge):
-		return nil, http.StatusRequestEntityTooLarge, "body_too_large", fmt.Errorf("the body is over the limit of %d bytes", lim.MaxBodyBytes)
+		return nil, nil, http.StatusRequestEntityTooLarge, "body_too_large", fmt.Errorf("the body is over the limit of %d bytes", lim.MaxBodyBytes)
 	case errors.As(err, &netErr) && netErr.Timeout():
-		return nil, http.StatusRequestTimeout, "body_timeout", fmt.Errorf("the body did not arrive within %s", s.cfg.ReadTimeout)
+		return nil, nil, http.StatusRequestTimeout, "body_timeout", fmt.Errorf("the body did not arrive within %s", s.cfg.ReadTimeout)
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		return nil, http.StatusBadRequest, "bad_request", errors.New("the body is shorter than its Content-Length")
+		return nil, nil, http.StatusBadRequest, "bad_request", errors.New("the body is shorter than its Content-Length")
 	case r.Context().Err() != nil:
 		panic(http.ErrAbortHandler) // the client is gone: no one to answer
 	default:
-		return nil, http.StatusBadRequest, "bad_request", fmt.Errorf("reading the body: %w", err)
+		return nil, nil, http.StatusBadRequest, "bad_request", fmt.Errorf("reading the body: %w", err)
 	}
+	s.bat.arriving.Add(1)
+	defer s.bat.arriving.Add(-1)
 	req, err := decodeRequest(buf.Bytes(), ep, shape{m.values, m.Net.Cfg.PosDims}, lim)
 	if err != nil {
-		return nil, http.StatusBadRequest, "bad_request", err
+		return nil, nil, http.StatusBadRequest, "bad_request", err
 	}
-	return req, 0, "", nil
+	ds, err := m.prepare(req.samples)
+	if err != nil {
+		return nil, nil, http.StatusBadRequest, "bad_request", err
+	}
+	pool := req.pool
+	if ep == epEmbed && pool == "" {
+		pool = m.defaultPool()
+	}
+	if pool == model.PoolCLS && !m.Net.Cfg.UseCLS {
+		return nil, nil, http.StatusBadRequest, "bad_request", errors.New("pool: the model has no [CLS] token; use \"mean\"")
+	}
+	j := newJob(ctx, m, ep, pool, ds)
+	j.queries, j.masks = req.queries, req.masks
+	if !s.bat.submit(j) {
+		return nil, nil, http.StatusTooManyRequests, "queue_full", errors.New("the queue is full; retry later")
+	}
+	return j, req, 0, "", nil
 }
 
 // Answers of the four endpoints (openapi.yaml describes them).

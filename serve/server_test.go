@@ -189,21 +189,29 @@ func TestPretrainEndpoints(t *testing.T) {
 	}
 }
 
-// Requests that arrive together run as one forward pass.
+// Requests that arrive while the model is busy run together as one
+// forward pass when it is free.
 func TestConcurrentRequestsShareABatch(t *testing.T) {
 	path := saveTiny(t, t.TempDir(), model.TaskClassify, 1)
-	ts := startServer(t, path, Config{MaxBatch: 8, MaxWait: 5 * time.Second})
-	before := histogram(t, ts.Server, "romae_serve_batch_samples")
-	samples := synthSamples(8)
+	ts := startServer(t, path, Config{MaxBatch: 8})
+	entered, release := blockForward(ts.Server)
+	samples := synthSamples(9)
 	var wg sync.WaitGroup
-	codes := make([]int, 8)
-	for i := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			codes[i], _, _ = ts.post(t, "/v1/predict", requestBody(samples[i:i+1], nil, nil))
-		}()
+	codes := make([]int, 9)
+	send := func(i int) {
+		defer wg.Done()
+		codes[i], _, _ = ts.post(t, "/v1/predict", requestBody(samples[i:i+1], nil, nil))
 	}
+	wg.Add(1)
+	go send(0)
+	<-entered // the model is busy with request 0
+	before := histogram(t, ts.Server, "romae_serve_batch_samples")
+	for i := 1; i < 9; i++ {
+		wg.Add(1)
+		go send(i)
+	}
+	waitFor(t, "8 queued samples", func() bool { return ts.bat.queued.Load() == 8 })
+	release()
 	wg.Wait()
 	after := histogram(t, ts.Server, "romae_serve_batch_samples")
 	for i, c := range codes {
@@ -211,9 +219,45 @@ func TestConcurrentRequestsShareABatch(t *testing.T) {
 			t.Errorf("request %d: status %d", i, c)
 		}
 	}
-	// MaxWait is 5 s, so the batch closed because it was full: one pass.
-	if passes, n := after.count-before.count, after.sum-before.sum; passes != 1 || n != 8 {
-		t.Errorf("%d forward passes over %v samples, want 1 over 8", passes, n)
+	// Request 0's pass (recorded when it ends) and one pass of the 8.
+	if passes, n := after.count-before.count, after.sum-before.sum; passes != 2 || n != 9 {
+		t.Errorf("%d forward passes over %v samples, want 2 over 9 (1 + 8)", passes, n)
+	}
+}
+
+// A batch waits (up to MaxWait) for requests that are being decoded, and
+// not for requests that are not there: a lone request runs at once.
+func TestBatchWaitsOnlyForArrivingRequests(t *testing.T) {
+	m, spec := tinyModel(t, model.TaskClassify, 1)
+	sm, err := NewModel("tiny", m, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBatcher(8, 1<<20, time.Hour, 64, newMetrics(8), quietLogger())
+	job1 := func() *job {
+		ds, err := sm.prepare(synthSamples(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return newJob(t.Context(), sm, epPredict, "", ds)
+	}
+	// Nothing arriving: the first job goes alone, however long MaxWait.
+	a := job1()
+	b.submit(a)
+	start := time.Now()
+	if g := b.collect(b.take(<-b.ch)); len(g) != 1 || time.Since(start) > 5*time.Second {
+		t.Errorf("lone job: a group of %d after %v", len(g), time.Since(start))
+	}
+	// One arriving: the batch waits for it.
+	b.arriving.Add(1)
+	b.submit(job1())
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		b.submit(job1())
+		b.arriving.Add(-1)
+	}()
+	if g := b.collect(b.take(<-b.ch)); len(g) != 2 {
+		t.Errorf("with one arriving: a group of %d, want 2", len(g))
 	}
 }
 

@@ -19,12 +19,15 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"romae/data"
@@ -43,6 +46,7 @@ type serveBenchOpts struct {
 	maxRequests int
 	maxWait     time.Duration
 	queue       int
+	process     bool
 }
 
 // serveBenchFlags registers the serve workload's flags on bench's set.
@@ -56,8 +60,9 @@ func serveBenchFlags(fs *flag.FlagSet) *serveBenchOpts {
 	fs.IntVar(&so.samples, "serve-samples", 1, "serve: samples per request")
 	fs.Float64Var(&so.rate, "serve-rate", 0, "serve: open-loop rate in samples/s for open50 and soak (0: half the closed-loop throughput)")
 	fs.IntVar(&so.maxRequests, "serve-max-requests", 200000, "serve: most requests in one phase")
-	fs.DurationVar(&so.maxWait, "serve-max-wait", 5*time.Millisecond, "serve: the in-process server's --max-wait")
-	fs.IntVar(&so.queue, "serve-queue", 0, "serve: the in-process server's --queue in samples (0: 4 × --batch)")
+	fs.DurationVar(&so.maxWait, "serve-max-wait", 5*time.Millisecond, "serve: the server's --max-wait")
+	fs.IntVar(&so.queue, "serve-queue", 0, "serve: the server's --queue in samples (0: 8 × --batch)")
+	fs.BoolVar(&so.process, "serve-process", true, "serve: run the server as a child process (romae serve); false: in this process")
 	return so
 }
 
@@ -86,7 +91,7 @@ type servePhase struct {
 	RefusalP99Ms    float64            `json:"refusal_p99_ms,omitempty"`
 	BatchHist       map[string]float64 `json:"batch_hist"` // forward passes by batch size (upper bucket bound)
 	MeanBatch       float64            `json:"mean_batch"`
-	CPUPerSampleMs  float64            `json:"cpu_ms_per_sample,omitempty"` // this process: server and load generator
+	CPUPerSampleMs  float64            `json:"cpu_ms_per_sample,omitempty"` // the server process's CPU time (with the load generator when in-process)
 	RSSStartMB      float64            `json:"rss_start_mb,omitempty"`
 	RSSEndMB        float64            `json:"rss_end_mb,omitempty"`
 	GoroutinesStart float64            `json:"goroutines_start,omitempty"`
@@ -98,10 +103,16 @@ type servePhase struct {
 type serveSummary struct {
 	Workload           string          `json:"workload"`
 	Phase              string          `json:"phase"`
-	OfflineSamplesPerS float64         `json:"offline_samples_per_s"`
+	OfflineBefore      float64         `json:"offline_samples_per_s_before"`
+	OfflineAfter       float64         `json:"offline_samples_per_s_after"`
+	OfflineSamplesPerS float64         `json:"offline_samples_per_s"` // their mean
 	OfflineCPUPerSamMs float64         `json:"offline_cpu_ms_per_sample"`
 	SaturatedPerS      float64         `json:"saturated_samples_per_s"`
 	SaturatedRatio     float64         `json:"saturated_over_offline"`
+	// CPUEfficiency is offline CPU time per sample over the server's in the
+	// closed phase (HTTP and JSON included): less sensitive than wall time
+	// to what else runs on the machine.
+	CPUEfficiency float64 `json:"cpu_efficiency"`
 	LoneP50Ms          float64         `json:"lone_p50_ms"`
 	HalfLoadP99Ms      float64         `json:"half_load_p99_ms"`
 	HalfLoadP99OverLon float64         `json:"half_load_p99_over_lone"`
@@ -131,7 +142,7 @@ func runServeBench(o benchOpts, so *serveBenchOpts, pos, precision string) error
 		so.clients = 2 * o.batch
 	}
 	if so.queue == 0 {
-		so.queue = 4 * o.batch
+		so.queue = 8 * o.batch
 	}
 	var offline *benchResult
 	base := so.url
@@ -146,7 +157,11 @@ func runServeBench(o benchOpts, so *serveBenchOpts, pos, precision string) error
 		if err := printJSON(offline); err != nil {
 			return err
 		}
-		url, stop, err := startBenchServer(o, so, pos)
+		start := spawnBenchServer
+		if !so.process {
+			start = startBenchServer
+		}
+		url, stop, err := start(o, so, pos)
 		if err != nil {
 			return err
 		}
@@ -172,7 +187,6 @@ func runServeBench(o benchOpts, so *serveBenchOpts, pos, precision string) error
 		if err != nil {
 			return err
 		}
-		cpu0 := cpuSeconds()
 		var rec *recorder
 		switch ph {
 		case "lone":
@@ -210,8 +224,8 @@ func runServeBench(o benchOpts, so *serveBenchOpts, pos, precision string) error
 			r.RSSEndMB, r.GoroutinesEnd = after["process_resident_memory_bytes"]/(1<<20), after["go_goroutines"]
 		}
 		rec.fill(r)
-		if so.url == "" && rec.okSamples > 0 {
-			r.CPUPerSampleMs = 1000 * (cpuSeconds() - cpu0) / float64(rec.okSamples)
+		if rec.okSamples > 0 {
+			r.CPUPerSampleMs = 1000 * (after["process_cpu_seconds_total"] - before["process_cpu_seconds_total"]) / float64(rec.okSamples)
 		}
 		r.BatchHist, r.MeanBatch = batchHistogram(before, after)
 		results[ph] = r
@@ -219,35 +233,65 @@ func runServeBench(o benchOpts, so *serveBenchOpts, pos, precision string) error
 			return err
 		}
 	}
-	return printJSON(summarize(offline, results))
+	var offlineAfter *benchResult
+	if offline != nil {
+		// Again after the load: on a shared machine the two bracket the
+		// drift of what else runs.
+		var err error
+		if offlineAfter, err = runBench(o, "infer", pos); err != nil {
+			return err
+		}
+		offlineAfter.Precision = precision
+		if err := printJSON(offlineAfter); err != nil {
+			return err
+		}
+	}
+	return printJSON(summarize(offline, offlineAfter, results))
 }
 
-// startBenchServer serves the bench model (random weights, the infer
-// workload's classifier) on a loopback port.
-func startBenchServer(o benchOpts, so *serveBenchOpts, pos string) (string, func(), error) {
+// benchServeModel is the bench model (random weights, the infer
+// workload's classifier with classes c0, c1, ...).
+func benchServeModel(o benchOpts, pos string) (*model.Model[float32], *data.Spec, error) {
 	cfg, err := benchConfig(o, "infer", pos)
 	if err != nil {
-		return "", nil, err
+		return nil, nil, err
 	}
-	nw, err := model.New[float32](cfg, o.seed)
+	m, err := model.New[float32](cfg, o.seed)
 	if err != nil {
-		return "", nil, err
+		return nil, nil, err
 	}
 	spec := &data.Spec{}
 	for k := range o.classes {
 		spec.Classes = append(spec.Classes, "c"+strconv.Itoa(k))
 	}
-	m, err := serve.NewModel("bench-"+o.size, nw, spec)
-	if err != nil {
-		return "", nil, err
-	}
+	return m, spec, nil
+}
+
+// serverConfig is the serve configuration the bench runs: batches of
+// --batch, every request of the workload within the limits.
+func serverConfig(o benchOpts, so *serveBenchOpts) serve.Config {
 	sc := serve.DefaultConfig()
-	sc.Load = func() (*serve.Model, error) { return m, nil }
-	sc.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	sc.MaxBatch, sc.MaxWait, sc.QueueSamples = o.batch, so.maxWait, so.queue
 	sc.MaxBatchTokens = max(sc.MaxBatchTokens, o.batch*o.tokens)
 	sc.Limits.MaxSamples = min(sc.Limits.MaxSamples, so.queue)
 	sc.Limits.MaxTokens = max(sc.Limits.MaxTokens, o.tokens)
+	return sc
+}
+
+// startBenchServer serves the bench model in this process on a loopback
+// port.
+func startBenchServer(o benchOpts, so *serveBenchOpts, pos string) (string, func(), error) {
+	nw, spec, err := benchServeModel(o, pos)
+	if err != nil {
+		return "", nil, err
+	}
+	m, err := serve.NewModel("bench-"+o.size, nw, spec)
+	if err != nil {
+		return "", nil, err
+	}
+	sc := serverConfig(o, so)
+	sc.Load = func() (*serve.Model, error) { return m, nil }
+	sc.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	s, err := serve.New(sc)
 	if err != nil {
 		return "", nil, err
@@ -268,6 +312,99 @@ func startBenchServer(o benchOpts, so *serveBenchOpts, pos string) (string, func
 		}
 	}
 	return "http://" + ln.Addr().String(), func() { cancel(); <-done }, nil
+}
+
+// spawnBenchServer saves the bench model to a temporary checkpoint and
+// runs `romae serve` on it as a child process (this executable), as a
+// deployment would: the load generator and the server do not share a Go
+// scheduler. stop sends SIGTERM and waits.
+func spawnBenchServer(o benchOpts, so *serveBenchOpts, pos string) (string, func(), error) {
+	nw, spec, err := benchServeModel(o, pos)
+	if err != nil {
+		return "", nil, err
+	}
+	dir, err := os.MkdirTemp("", "romae-bench-serve-")
+	if err != nil {
+		return "", nil, err
+	}
+	ckpt := filepath.Join(dir, "bench.safetensors")
+	if err := nw.Save(ckpt, spec.Meta(), nil); err != nil {
+		os.RemoveAll(dir)
+		return "", nil, err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", nil, err
+	}
+	sc := serverConfig(o, so)
+	cmd := exec.Command(exe, "serve", "--model", ckpt, "--addr", "127.0.0.1:0", "--log-format", "json",
+		"--max-batch", strconv.Itoa(sc.MaxBatch), "--max-wait", sc.MaxWait.String(), "--queue", strconv.Itoa(sc.QueueSamples),
+		"--max-batch-tokens", strconv.Itoa(sc.MaxBatchTokens), "--max-samples", strconv.Itoa(sc.Limits.MaxSamples),
+		"--max-tokens", strconv.Itoa(sc.Limits.MaxTokens))
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		os.RemoveAll(dir)
+		return "", nil, err
+	}
+	exited := make(chan error, 1)
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			var line map[string]any
+			switch {
+			case json.Unmarshal(sc.Bytes(), &line) != nil:
+				fmt.Fprintln(os.Stderr, sc.Text())
+			case line["msg"] == "listening":
+				addr <- fmt.Sprint(line["addr"])
+			case line["level"] == "WARN" || line["level"] == "ERROR":
+				fmt.Fprintln(os.Stderr, sc.Text())
+			}
+		}
+		exited <- cmd.Wait()
+	}()
+	stop := func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(60 * time.Second):
+			cmd.Process.Kill()
+			<-exited
+		}
+		os.RemoveAll(dir)
+	}
+	var url string
+	select {
+	case a := <-addr:
+		url = "http://" + a
+	case err := <-exited:
+		os.RemoveAll(dir)
+		return "", nil, fmt.Errorf("romae serve exited before listening: %v", err)
+	case <-time.After(60 * time.Second):
+		stop()
+		return "", nil, fmt.Errorf("romae serve did not listen within 60 s")
+	}
+	client := &http.Client{Timeout: 5 * time.Second}
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		resp, err := client.Get(url + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			stop()
+			return "", nil, fmt.Errorf("romae serve was not ready within 60 s")
+		}
+	}
+	client.CloseIdleConnections()
+	return url, stop, nil
 }
 
 func listenLoopback() (net.Listener, error) { return net.Listen("tcp", "127.0.0.1:0") }
@@ -519,15 +656,20 @@ func batchHistogram(before, after map[string]float64) (map[string]float64, float
 	return hist, sum / count
 }
 
-func summarize(offline *benchResult, ph map[string]*servePhase) *serveSummary {
+func summarize(before, after *benchResult, ph map[string]*servePhase) *serveSummary {
 	s := &serveSummary{Workload: "serve", Phase: "summary", Targets: map[string]bool{}, CPU: cpuModel(),
 		Procs: runtime.GOMAXPROCS(0), LoadAvg: loadAvg()}
 	if c := ph["closed"]; c != nil {
 		s.SaturatedPerS = c.SamplesPerS
-		if offline != nil {
-			s.OfflineSamplesPerS, s.OfflineCPUPerSamMs = offline.SamplesPerS, 1000*offline.CPUMedianS/float64(offline.Batch)
-			s.SaturatedRatio = c.SamplesPerS / offline.SamplesPerS
+		if before != nil && after != nil {
+			s.OfflineBefore, s.OfflineAfter = before.SamplesPerS, after.SamplesPerS
+			s.OfflineSamplesPerS = (before.SamplesPerS + after.SamplesPerS) / 2
+			s.OfflineCPUPerSamMs = 1000 * (before.CPUMedianS + after.CPUMedianS) / 2 / float64(before.Batch)
+			s.SaturatedRatio = c.SamplesPerS / s.OfflineSamplesPerS
 			s.Targets["saturated_ge_85pct_offline"] = s.SaturatedRatio >= 0.85
+			if c.CPUPerSampleMs > 0 {
+				s.CPUEfficiency = s.OfflineCPUPerSamMs / c.CPUPerSampleMs
+			}
 		}
 	}
 	if l := ph["lone"]; l != nil {
