@@ -45,7 +45,7 @@ func TestQueueFullRefused(t *testing.T) {
 	for i := range 10 {
 		code, ans, hdr := ts.post(t, "/v1/predict", body)
 		ra, err := strconv.Atoi(hdr.Get("Retry-After"))
-		if code != http.StatusTooManyRequests || err != nil || ra < 1 || ans["error"].(map[string]any)["reason"] != "queue_full" {
+		if code != http.StatusTooManyRequests || err != nil || ra < 1 || errorField(ans, "reason") != "queue_full" {
 			t.Fatalf("request %d over a full queue: %d %v, Retry-After %q", i, code, ans, hdr.Get("Retry-After"))
 		}
 	}
@@ -301,7 +301,7 @@ func TestMalformedOverHTTP(t *testing.T) {
 		{`not json`, 400, "invalid character"},
 	} {
 		code, ans, _ := ts.post(t, "/v1/predict", c.body)
-		if code != c.code || !strings.Contains(errorMessage(ans), c.want) || ans["error"].(map[string]any)["request_id"] == "" {
+		if code != c.code || !strings.Contains(errorMessage(ans), c.want) || errorField(ans, "request_id") == "" {
 			t.Errorf("%s: %d %v, want %d with %q", c.body, code, ans, c.code, c.want)
 		}
 	}

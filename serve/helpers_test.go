@@ -165,17 +165,20 @@ func (ts *testServer) waitReady(t *testing.T) {
 }
 
 // post sends a JSON body and returns the status, the decoded answer (nil
-// when it is not JSON) and the headers.
+// when it is not JSON) and the headers. A failure to get an answer is a
+// test error and status 0 (never Fatal: post runs on other goroutines).
 func (ts *testServer) post(t *testing.T, path, body string) (int, map[string]any, http.Header) {
 	t.Helper()
 	resp, err := ts.client.Post(ts.url+path, "application/json", strings.NewReader(body))
 	if err != nil {
-		t.Fatalf("POST %s: %v", path, err)
+		t.Errorf("POST %s: %v", path, err)
+		return 0, nil, http.Header{}
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	if err != nil {
-		t.Fatal(err)
+		t.Errorf("POST %s: reading the answer: %v", path, err)
+		return 0, nil, http.Header{}
 	}
 	var v map[string]any
 	if json.Unmarshal(raw, &v) != nil {
@@ -185,10 +188,13 @@ func (ts *testServer) post(t *testing.T, path, body string) (int, map[string]any
 }
 
 // errorMessage is the message of an error answer.
-func errorMessage(v map[string]any) string {
+func errorMessage(v map[string]any) string { return errorField(v, "message") }
+
+// errorField is a field of an error answer ("" when absent).
+func errorField(v map[string]any, key string) string {
 	e, _ := v["error"].(map[string]any)
-	msg, _ := e["message"].(string)
-	return msg
+	f, _ := e[key].(string)
+	return f
 }
 
 // synthSamples are n samples of varied lengths (3 to 3+n tokens), values

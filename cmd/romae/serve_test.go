@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -95,16 +96,14 @@ func (p *servedProcess) waitLog(t *testing.T, msg string, n int) map[string]any 
 	return nil
 }
 
-// predict posts n copies of a sample and returns the status and the
-// model generation that answered.
-func (p *servedProcess) predict(t *testing.T, client *http.Client, n int) (int, float64) {
+// predict posts a sample and returns the status and the model
+// generation that answered.
+func (p *servedProcess) predict(t *testing.T, client *http.Client) (int, float64) {
 	t.Helper()
-	sample := `{"tokens":[{"values":[1],"position":[0]},{"values":[2],"position":[1]}]}`
-	body := `{"samples":[` + strings.Repeat(sample+",", n-1) + sample + `]}`
+	body := `{"samples":[{"id":"a","tokens":[{"values":[1],"position":[0]},{"values":[2],"position":[1]}]}]}`
 	resp, err := client.Post(p.url+"/v1/predict", "application/json", strings.NewReader(body))
 	if err != nil {
-		t.Errorf("predict: %v", err) // may run on another goroutine: no Fatal
-		return 0, 0
+		t.Fatalf("predict: %v", err)
 	}
 	defer resp.Body.Close()
 	var ans struct{ Model struct{ Generation float64 } }
@@ -135,14 +134,11 @@ func TestServeSignals(t *testing.T) {
 	dir := t.TempDir()
 	ckpt := filepath.Join(dir, "model.safetensors")
 	saveServeModel(t, ckpt, 1)
-	// A request of fewer than 64 samples waits up to 4 s for others to fill
-	// a batch: under SIGTERM they are in the batcher, accepted and
-	// unanswered. Requests of 64 samples run at once.
-	p := startServeProcess(t, "--model", ckpt, "--max-batch", "64", "--max-wait", "4s")
+	p := startServeProcess(t, "--model", ckpt)
 	tr := &http.Transport{MaxIdleConnsPerHost: 32}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr, Timeout: 20 * time.Second}
-	if code, gen := p.predict(t, client, 64); code != 200 || gen != 1 {
+	if code, gen := p.predict(t, client); code != 200 || gen != 1 {
 		t.Fatalf("first predict: %d generation %v", code, gen)
 	}
 
@@ -154,27 +150,46 @@ func TestServeSignals(t *testing.T) {
 	if !strings.Contains(fmt.Sprint(failed["error"]), ckpt) {
 		t.Errorf("the reload failure does not say why: %v", failed)
 	}
-	if code, gen := p.predict(t, client, 64); code != 200 || gen != 1 {
+	if code, gen := p.predict(t, client); code != 200 || gen != 1 {
 		t.Errorf("after a corrupt reload: %d generation %v, want 200 from generation 1", code, gen)
 	}
 	saveServeModel(t, ckpt, 2)
 	p.cmd.Process.Signal(syscall.SIGHUP)
 	p.waitLog(t, "model loaded", 2)
-	if code, gen := p.predict(t, client, 64); code != 200 || gen != 2 {
+	if code, gen := p.predict(t, client); code != 200 || gen != 2 {
 		t.Errorf("after a good reload: %d generation %v", code, gen)
 	}
 
+	// SIGTERM while 16 requests are mid-upload: accepted (their handlers
+	// are reading the bodies), unanswered. Each gets its answer.
 	const n = 16
-	codes := make(chan int, n)
-	for range n {
-		go func() { c, _ := p.predict(t, client, 1); codes <- c }()
+	body := `{"samples":[{"tokens":[{"values":[1],"position":[0]},{"values":[2],"position":[1]}]}]}`
+	conns := make([]net.Conn, n)
+	for i := range conns {
+		c, err := net.Dial("tcp", strings.TrimPrefix(p.url, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(30 * time.Second))
+		fmt.Fprintf(c, "POST /v1/predict HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body[:20])
+		conns[i] = c
 	}
 	// n requests and the scrape itself in flight.
 	waitMetric(t, client, p.url, fmt.Sprintf("romae_serve_requests_in_flight %d", n+1))
 	p.cmd.Process.Signal(syscall.SIGTERM)
-	for range n {
-		if c := <-codes; c != 200 {
-			t.Errorf("a request accepted before SIGTERM got %d", c)
+	p.waitLog(t, "shutting down: finishing the requests in flight", 1)
+	for i, c := range conns {
+		if _, err := io.WriteString(c, body[20:]); err != nil {
+			t.Fatalf("request %d: finishing the body after SIGTERM: %v", i, err)
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatalf("request %d accepted before SIGTERM: %v", i, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Errorf("request %d accepted before SIGTERM: %d", i, resp.StatusCode)
 		}
 	}
 	select {
