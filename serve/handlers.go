@@ -184,7 +184,7 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 			}
 			dt := time.Since(start)
 			s.met.requests.WithLabelValues(ep, strconv.Itoa(code)).Inc()
-			s.met.latency.WithLabelValues(ep).Observe(dt.Seconds())
+			s.met.latency.WithLabelValues(ep, outcome(code)).Observe(dt.Seconds())
 			level := slog.LevelDebug // refusals (429, 503) are load, not errors
 			if code >= 500 && code != http.StatusServiceUnavailable {
 				level = slog.LevelError
@@ -202,6 +202,21 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(sw, r)
 	})
+}
+
+// outcome classes a status code for the latency histogram.
+func outcome(code int) string {
+	switch {
+	case code == codeClientGone:
+		return "client_gone"
+	case code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable:
+		return "refused"
+	case code >= 500:
+		return "server_error"
+	case code >= 400:
+		return "client_error"
+	}
+	return "ok"
 }
 
 func validRequestID(id string) bool {

@@ -13,7 +13,7 @@ import (
 type metrics struct {
 	reg        *prometheus.Registry
 	requests   *prometheus.CounterVec   // endpoint, code
-	latency    *prometheus.HistogramVec // endpoint
+	latency    *prometheus.HistogramVec // endpoint, outcome
 	inflight   prometheus.Gauge
 	batchSize  prometheus.Histogram
 	queueDepth prometheus.Gauge
@@ -28,13 +28,14 @@ type metrics struct {
 
 func newMetrics(maxBatch int) *metrics {
 	const ns = "romae_serve_"
-	latencyBuckets := []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
+	latencyBuckets := []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
 	m := &metrics{
 		reg: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: ns + "requests_total",
 			Help: "HTTP requests by endpoint and status code (499: the client went away first)."}, []string{"endpoint", "code"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: ns + "request_duration_seconds",
-			Help: "Time from a request's arrival to its answer, by endpoint.", Buckets: latencyBuckets}, []string{"endpoint"}),
+			Help: "Time from a request's headers to its answer, by endpoint and outcome (ok, refused: 429/503, client_error: other 4xx, server_error: 5xx, client_gone).",
+			Buckets: latencyBuckets}, []string{"endpoint", "outcome"}),
 		inflight: prometheus.NewGauge(prometheus.GaugeOpts{Name: ns + "requests_in_flight", Help: "Requests being handled."}),
 		batchSize: prometheus.NewHistogram(prometheus.HistogramOpts{Name: ns + "batch_samples",
 			Help: "Samples per forward pass.", Buckets: prometheus.ExponentialBuckets(1, 2, bits.Len(uint(max(maxBatch, 1))))}),

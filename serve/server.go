@@ -66,7 +66,7 @@ type Config struct {
 
 // DefaultConfig is the configuration `romae serve` starts from.
 func DefaultConfig() Config {
-	return Config{Limits: DefaultLimits(), MaxBatch: 32, MaxWait: 5 * time.Millisecond, QueueSamples: 256,
+	return Config{Limits: DefaultLimits(), MaxBatch: 32, MaxWait: 5 * time.Millisecond, QueueSamples: 128,
 		MaxBatchTokens: 8192, RequestTimeout: 30 * time.Second, ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second, DrainTimeout: 30 * time.Second,
 		MaxInflightBodyBytes: 64 << 20}

@@ -42,7 +42,7 @@ func TestBenchServeWorkload(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[6]), &s); err != nil {
 		t.Fatal(err)
 	}
-	if s.OfflineSamplesPerS <= 0 || s.SaturatedRatio <= 0 || s.LoneP50Ms <= 0 || len(s.Targets) != 5 {
+	if s.OfflineSamplesPerS <= 0 || s.SaturatedRatio <= 0 || s.LoneP50Ms <= 0 || len(s.Targets) < 4 {
 		t.Errorf("summary %+v", s)
 	}
 	if _, err := capture(t, cmdBench, "--workload", "serve", "--serve-url", "http://192.0.2.1:80"); err == nil {
