@@ -189,6 +189,9 @@ func runServeBench(o benchOpts, so *serveBenchOpts, pos, precision string) error
 		if so.url != "" {
 			r.Size = ""
 		}
+		if ph == "soak" {
+			tgt.settle()
+		}
 		before, err := scrape(tgt)
 		if err != nil {
 			return err
@@ -221,6 +224,9 @@ func runServeBench(o benchOpts, so *serveBenchOpts, pos, precision string) error
 			rec = tgt.openLoop(rate/float64(so.samples), d, so.maxRequests)
 		default:
 			return fmt.Errorf("--serve-phases: unknown phase %q (lone, closed, open50, overload, soak)", ph)
+		}
+		if ph == "soak" {
+			tgt.settle()
 		}
 		after, err := scrape(tgt)
 		if err != nil {
@@ -606,6 +612,14 @@ func (tgt *loadTarget) openLoop(rate float64, d time.Duration, maxRequests int) 
 	wg.Wait()
 	rec.elapsed = max(time.Since(start), d)
 	return rec
+}
+
+// settle closes the load generator's idle keep-alive connections and
+// gives the server a moment to see them go, so that its goroutine count is
+// its own (one goroutine per open connection is not a leak).
+func (tgt *loadTarget) settle() {
+	tgt.client.CloseIdleConnections()
+	time.Sleep(time.Second)
 }
 
 // scrape reads the server's /metrics as name{labels} → value.
