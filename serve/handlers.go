@@ -136,21 +136,16 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // codeClientGone is recorded (never sent) when the client left first.
 const codeClientGone = 499
 
-// endpointLabel bounds the metrics' label values to the known paths.
-func endpointLabel(path string) string {
-	switch path {
-	case "/v1/predict", "/v1/embed", "/v1/interpolate", "/v1/reconstruct", "/v1/model", "/healthz", "/readyz",
-		"/metrics", "/openapi.yaml", "/admin/reload":
-		return path
-	}
-	return "other"
-}
 
 // middleware gives every request an id, counts it in flight (shutdown
 // waits for it), recovers a panic into a 500 (logged with its stack; the
 // server keeps serving), checks the bearer token, and records metrics and
 // an access log line (debug level; errors at error level).
 func (s *Server) middleware(next http.Handler) http.Handler {
+	known := map[string]bool{} // the metrics' endpoint label takes only these values
+	for _, rt := range s.routes() {
+		known[rt.path] = true
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.handlers.Add(1)
 		defer s.handlers.Done()
@@ -164,7 +159,10 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		w.Header().Set("X-Request-ID", id)
 		r = r.WithContext(context.WithValue(r.Context(), requestIDKey, id))
 		sw := &statusWriter{ResponseWriter: w}
-		ep := endpointLabel(r.URL.Path)
+		ep := r.URL.Path
+		if !known[ep] {
+			ep = "other"
+		}
 		s.met.inflight.Inc()
 		defer func() {
 			s.met.inflight.Dec()
@@ -242,11 +240,11 @@ func (s *Server) authorized(r *http.Request) bool {
 	case "/healthz", "/readyz", "/openapi.yaml":
 		return true
 	}
-	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok {
+	h := r.Header.Get("Authorization")
+	if len(h) < 7 || !strings.EqualFold(h[:7], "Bearer ") { // the scheme is case-insensitive
 		return false
 	}
-	got := sha256.Sum256([]byte(strings.TrimSpace(tok)))
+	got := sha256.Sum256([]byte(strings.TrimSpace(h[7:])))
 	return subtle.ConstantTimeCompare(got[:], want[:]) == 1
 }
 
@@ -341,26 +339,30 @@ func (s *Server) inference(ep string) http.HandlerFunc {
 			s.fail(w, r, code, reason, err.Error())
 			return
 		}
+		// The job's fields are the batcher's until it closes done.
+		var jerr error
 		select {
 		case <-j.done:
+			jerr = j.err
 		case <-ctx.Done():
-		}
-		select {
-		case <-j.done:
-		default:
-			j.err = ctx.Err() // the batcher has not answered: the deadline or the client won
+			select {
+			case <-j.done:
+				jerr = j.err
+			default:
+				jerr = ctx.Err() // the deadline or the client won
+			}
 		}
 		switch {
-		case j.err == nil:
+		case jerr == nil:
 			writeJSON(w, http.StatusOK, s.answer(m, ep, j.pool, req, j))
 		case r.Context().Err() != nil:
 			panic(http.ErrAbortHandler) // the client is gone: no one to answer (recorded as 499)
-		case errors.Is(j.err, context.DeadlineExceeded):
+		case errors.Is(jerr, context.DeadlineExceeded):
 			s.fail(w, r, http.StatusGatewayTimeout, "deadline_exceeded", fmt.Sprintf("no answer within the request deadline of %s", s.cfg.RequestTimeout))
-		case errors.Is(j.err, errShuttingDown):
-			s.refuse(w, r, http.StatusServiceUnavailable, "shutting_down", j.err.Error(), 1)
+		case errors.Is(jerr, errShuttingDown):
+			s.refuse(w, r, http.StatusServiceUnavailable, "shutting_down", jerr.Error(), 1)
 		default:
-			s.fail(w, r, http.StatusInternalServerError, "internal", j.err.Error())
+			s.fail(w, r, http.StatusInternalServerError, "internal", jerr.Error())
 		}
 	}
 }

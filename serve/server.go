@@ -191,10 +191,6 @@ func (s *Server) loadSecrets() error {
 	return nil
 }
 
-// Handler is the server's HTTP handler (routes and middleware), for tests
-// and for embedding in another server.
-func (s *Server) Handler() http.Handler { return s.http.Handler }
-
 // Ready reports whether a warm model is being served and the server is
 // not shutting down: what /readyz answers.
 func (s *Server) Ready() bool { return s.model.Load() != nil && !s.draining.Load() }
@@ -209,16 +205,17 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	loaded := make(chan error, 1)
 	go func() { loaded <- s.Reload() }()
 	served := make(chan error, 1)
+	useTLS := s.http.TLSConfig != nil // read before Serve: it configures HTTP/2 on s.http
 	go func() {
 		var err error
-		if s.http.TLSConfig != nil {
+		if useTLS {
 			err = s.http.ServeTLS(ln, "", "")
 		} else {
 			err = s.http.Serve(ln)
 		}
 		served <- err
 	}()
-	s.log.Info("listening", "addr", ln.Addr().String(), "tls", s.http.TLSConfig != nil, "auth", s.token.Load() != nil)
+	s.log.Info("listening", "addr", ln.Addr().String(), "tls", useTLS, "auth", s.token.Load() != nil)
 	var failure error
 	for wait := true; wait; {
 		select {

@@ -461,3 +461,63 @@ func TestConfigRefused(t *testing.T) {
 		}
 	}
 }
+
+// A model trained on patches of observations (data.series_patch) takes
+// requests of single observations and patches them as training did,
+// along the axis that is time for its training file's format.
+func TestPatchedModel(t *testing.T) {
+	const P = 2
+	c := tinyConfig(model.TaskClassify)
+	c.Values = P*2 + P // P observations of 2 values and their P time offsets
+	m, err := model.New[float32](c, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := &data.Spec{Source: data.Source{SeriesPatch: P}, Train: "train.csv", Classes: []string{"a", "b", "c"}}
+	path := t.TempDir() + "/patched.safetensors"
+	if err := m.Save(path, spec.Meta(), nil); err != nil {
+		t.Fatal(err)
+	}
+	ts := startServer(t, path, Config{})
+	samples := synthSamples(4)
+	code, ans, _ := ts.post(t, "/v1/predict", requestBody(samples, nil, nil))
+	if code != http.StatusOK {
+		t.Fatalf("status %d: %v", code, ans)
+	}
+	// Offline: long CSV data has (channel, time) positions, time last.
+	ds, err := data.PatchSeries(&data.Dataset{Name: "offline", C: 2, D: 2, TimeAxis: 1, Samples: samples}, P)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := eval.Predict(m, m.NewWorkspace(), ds, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range ans["predictions"].([]any) {
+		for k, name := range spec.Classes {
+			if got := p.(map[string]any)["probabilities"].(map[string]any)[name].(float64); !close32(got, want[i][k], 1e-5) {
+				t.Errorf("sample %d class %s: %v, offline %v", i, name, got, want[i][k])
+			}
+		}
+	}
+	code, ans, _ = ts.post(t, "/v1/embed", `{"samples":[{"tokens":[{"values":[1,2,3,4,5,6],"position":[0,1]}]}]}`)
+	if code != http.StatusBadRequest || !strings.Contains(errorMessage(ans), "the model takes 2") {
+		t.Errorf("a patch sent as a token: %d %v", code, ans)
+	}
+
+	for _, c := range []struct {
+		train string
+		axis  int
+		fails bool
+	}{{"x.csv", 1, false}, {"x.ts", 0, false}, {"x.npy", 0, false}, {"", 0, true}, {"x.safetensors", 0, true}} {
+		sp := *spec
+		sp.Train = c.train
+		sm, err := NewModel("patched", m, &sp)
+		switch {
+		case c.fails && err == nil:
+			t.Errorf("train file %q: a patched 2-axis model whose time axis is unknown was accepted", c.train)
+		case !c.fails && (err != nil || sm.timeAxis != c.axis):
+			t.Errorf("train file %q: time axis %v (%v), want %d", c.train, sm, err, c.axis)
+		}
+	}
+}

@@ -610,7 +610,7 @@ func (tgt *loadTarget) openLoop(rate float64, d time.Duration, maxRequests int) 
 		}()
 	}
 	wg.Wait()
-	rec.elapsed = max(time.Since(start), d)
+	rec.elapsed = time.Since(start)
 	return rec
 }
 
