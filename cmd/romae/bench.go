@@ -77,7 +77,7 @@ type benchResult struct {
 func cmdBench(_ context.Context, args []string) error {
 	var o benchOpts
 	fs := newFlagSet("bench", "bench [--workload pretrain|finetune|infer[,...]] [--pos-encoding rope|rope-int|absolute[,...]] [--precision fp32|bf16[,...]] [flags]")
-	fs.StringVar(&o.workload, "workload", "pretrain", "pretrain, finetune or infer; a comma list runs each in turn")
+	fs.StringVar(&o.workload, "workload", "pretrain", "pretrain, finetune, infer or serve (HTTP load on romae serve, beside infer); a comma list runs each in turn")
 	fs.StringVar(&o.size, "size", "tiny", "encoder size (decoder: tiny-shallow)")
 	fs.IntVar(&o.batch, "batch-size", 32, "samples per step")
 	deprecate(fs, "batch", "batch-size")
@@ -94,6 +94,7 @@ func cmdBench(_ context.Context, args []string) error {
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of weights and synthetic data")
 	fs.BoolVar(&o.json, "json", true, "print JSON lines (the only format)")
 	cpuprof := fs.String("cpuprofile", "", "write a CPU profile of the timed steps to this file")
+	so := serveBenchFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -120,6 +121,12 @@ func cmdBench(_ context.Context, args []string) error {
 			for _, pos := range strings.Split(o.pos, ",") {
 				if err := tensor.SetPrecision(prec); err != nil {
 					return err
+				}
+				if w == "serve" {
+					if err := runServeBench(o, so, pos, prec); err != nil {
+						return err
+					}
+					continue
 				}
 				r, err := runBench(o, w, pos)
 				if err != nil {

@@ -286,39 +286,11 @@ func usingFlags(name, synopsis string) (*flag.FlagSet, *using) {
 	return fs, u
 }
 
-// checkpointSpec is the data spec a checkpoint's data must be read with:
-// its own; or, for a checkpoint without one, the one given by --data-spec, or
-// the raw defaults with --raw. The authors' checkpoints never carry one and
-// take data as it is in the file (their code normalises nothing). A romae
-// checkpoint without a spec is refused rather than silently read another way.
+// checkpointSpec is the data spec a checkpoint's data must be read with
+// (eval.CheckpointSpec, shared with serve): its own, or --data-spec, or the
+// raw defaults with --raw.
 func (u *using) checkpointSpec(ck *model.Checkpoint) (*data.Spec, error) {
-	spec, found, err := data.SpecFromMeta(ck.Meta)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", u.model, err)
-	}
-	switch {
-	case u.dataSpec != "":
-		raw, err := os.ReadFile(u.dataSpec)
-		if err != nil {
-			return nil, err
-		}
-		spec = &data.Spec{}
-		dec := json.NewDecoder(strings.NewReader(string(raw)))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(spec); err != nil {
-			return nil, fmt.Errorf("%s: JSON data spec: %w", u.dataSpec, err)
-		}
-		return spec, spec.Check()
-	case found:
-		if u.raw {
-			return nil, fmt.Errorf("%s carries a data spec; --raw applies only to checkpoints without one", u.model)
-		}
-		return spec, nil
-	case u.raw || ck.File == nil:
-		return &data.Spec{Source: defaultRunConfig().Data.Source}, nil
-	}
-	return nil, fmt.Errorf("%s has no data spec (metadata %s: how its training data was read and scaled), so its numbers cannot be reproduced on new files; "+
-		"give --data-spec FILE (JSON, as `romae inspect --data-spec` prints) or --raw to read the data unscaled with default options", u.model, data.MetaSpec)
+	return eval.CheckpointSpec(u.model, ck, eval.SpecChoice{File: u.dataSpec, Raw: u.raw, RawSource: defaultRunConfig().Data.Source})
 }
 
 // source is how --data is read: the checkpoint's source with the

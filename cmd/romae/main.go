@@ -33,6 +33,7 @@ var commands = map[string]command{
 	"embed":           {"[CLS] or mean embeddings to .npy", cmdEmbed},
 	"inspect":         {"a checkpoint's config, sizes and training state (JSON)", cmdInspect},
 	"sizes":           {"the model sizes of the paper's Table 8", cmdSizes},
+	"serve":           {"an HTTP inference server for a trained model (JSON API, micro-batching; docs/serving.md)", cmdServe},
 	"verify-official": {"compare with the authors' PyTorch outputs on a parity fixture", cmdVerifyOfficial},
 	"recsys-train":    {"train a causal event-sequence recommender (ranking or next item; positional variants incl. SIREN-RoPE)", cmdRecsysTrain},
 	"recsys-evaluate": {"metrics of a recsys checkpoint on an events file (JSON: NE, AUC or HR@10, NDCG@10)", cmdRecsysEvaluate},

@@ -1,0 +1,233 @@
+package serve
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"romae/data"
+	"romae/eval"
+	"romae/model"
+)
+
+// Model is a trained checkpoint ready to serve: the network and the data
+// spec that turns a request's tokens into what it was trained on (series
+// patching, value scaling) and its outputs back into data units and class
+// names. Its forward passes run on the batcher's goroutine only.
+type Model struct {
+	Net  *model.Model[float32]
+	Spec *data.Spec
+	// Name is shown to clients (GET /v1/model): the checkpoint's file name,
+	// never its full path.
+	Name string
+
+	values   int // values per token in a request (before series patching)
+	patch    int // observations per model token (data.series_patch); 1: none
+	timeAxis int // the position axis PatchSeries groups along
+	ws       *model.Workspace[float32]
+
+	generation int64 // set when the server installs it
+	loadedAt   time.Time
+}
+
+// LoadModel reads a checkpoint as every romae command does (a run
+// directory, a .safetensors file, or an authors' checkpoint directory)
+// with the data spec eval.CheckpointSpec chooses.
+func LoadModel(path string, c eval.SpecChoice) (*Model, error) {
+	net, ck, err := model.Load[float32](path)
+	if err != nil {
+		return nil, err
+	}
+	spec, err := eval.CheckpointSpec(path, ck, c)
+	if err != nil {
+		return nil, err
+	}
+	if net.Cfg.Task == model.TaskClassify && len(spec.Classes) == 0 && (ck.File == nil || c.Raw) {
+		// The authors' classifiers (and --raw) have no class names: a
+		// request has no file to take them from, so they are the indices.
+		for k := range net.Cfg.Outputs {
+			spec.Classes = append(spec.Classes, strconv.Itoa(k))
+		}
+	}
+	name := filepath.Base(ck.Path)
+	return NewModel(name, net, spec)
+}
+
+// NewModel checks that spec fits net and prepares them for serving.
+func NewModel(name string, net *model.Model[float32], spec *data.Spec) (*Model, error) {
+	classes, targets := 0, 0
+	switch net.Cfg.Task {
+	case model.TaskClassify:
+		classes = net.Cfg.Outputs
+	case model.TaskRegress:
+		targets = net.Cfg.Outputs
+	}
+	if err := spec.CheckModel(net.Cfg.Values, classes, targets); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	m := &Model{Net: net, Spec: spec, Name: name, values: net.Cfg.Values, patch: 1, ws: net.NewWorkspace()}
+	if p := spec.Source.SeriesPatch; p > 1 {
+		// A token of a patched model holds P observations' values and their
+		// P time offsets (data.PatchSeries): Values = P·c + P.
+		if net.Cfg.Values%p != 0 || net.Cfg.Values/p < 2 {
+			return nil, fmt.Errorf("%s: %d values per token cannot be patches of %d observations (data.series_patch)", name, net.Cfg.Values, p)
+		}
+		m.patch, m.values = p, net.Cfg.Values/p-1
+		axis, err := timeAxis(spec, net.Cfg.PosDims)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		m.timeAxis = axis
+	}
+	return m, nil
+}
+
+// timeAxis is the position axis that is time for data read as spec says
+// (data.Dataset.TimeAxis): the last for long CSV ((channel, time)), the
+// first for .ts and arrays ((step[, channel])).
+func timeAxis(spec *data.Spec, posDims int) (int, error) {
+	if posDims == 1 {
+		return 0, nil
+	}
+	format, err := spec.Source.FormatOf(spec.Train)
+	if err != nil {
+		return 0, fmt.Errorf("a patched model (data.series_patch %d) with %d position axes, trained on data whose format the spec does not name: cannot tell which axis is time", spec.Source.SeriesPatch, posDims)
+	}
+	switch format {
+	case "csv":
+		return posDims - 1, nil
+	case "ts", "npy", "npz":
+		return 0, nil
+	}
+	return 0, fmt.Errorf("a patched model (data.series_patch %d) trained on a %s file: cannot tell which position axis is time", spec.Source.SeriesPatch, format)
+}
+
+// endpoints lists what the model can do, in the API's names.
+func (m *Model) endpoints() []string {
+	if m.Net.Cfg.Task == model.TaskPretrain {
+		if m.patch > 1 {
+			return []string{"embed"} // its queries would be patches, not positions
+		}
+		return []string{"embed", "interpolate", "reconstruct"}
+	}
+	return []string{"predict", "embed"}
+}
+
+func (m *Model) can(endpoint string) bool {
+	for _, e := range m.endpoints() {
+		if e == endpoint {
+			return true
+		}
+	}
+	return false
+}
+
+// defaultPool is the embedding pool when a request names none: [CLS]
+// when the model has it.
+func (m *Model) defaultPool() string {
+	if m.Net.Cfg.UseCLS {
+		return model.PoolCLS
+	}
+	return model.PoolMean
+}
+
+// ModelInfo is GET /v1/model: what a client needs to build requests.
+type ModelInfo struct {
+	Name           string    `json:"name"`
+	Generation     int64     `json:"generation"`
+	LoadedAt       time.Time `json:"loaded_at"`
+	Task           string    `json:"task"`
+	Endpoints      []string  `json:"endpoints"`
+	ValuesPerToken int       `json:"values_per_token"`
+	PositionAxes   int       `json:"position_axes"`
+	Classes        []string  `json:"classes,omitempty"`
+	Outputs        int       `json:"outputs,omitempty"`
+	PerToken       bool      `json:"per_token,omitempty"`
+	EmbeddingDim   int       `json:"embedding_dim"`
+	DefaultPool    string    `json:"default_pool"`
+	SeriesPatch    int       `json:"series_patch,omitempty"`
+	Normalized     bool      `json:"normalized"`
+	Limits         Limits    `json:"limits"`
+}
+
+func (m *Model) info(lim Limits) ModelInfo {
+	c := m.Net.Cfg
+	in := ModelInfo{Name: m.Name, Generation: m.generation, LoadedAt: m.loadedAt, Task: c.Task, Endpoints: m.endpoints(),
+		ValuesPerToken: m.values, PositionAxes: c.PosDims, Classes: m.Spec.Classes, EmbeddingDim: c.Encoder.DModel,
+		DefaultPool: m.defaultPool(), Normalized: m.Spec.Stats != nil, Limits: lim}
+	if c.Task != model.TaskPretrain {
+		in.Outputs, in.PerToken = c.Outputs, c.Pool == model.PoolToken
+	}
+	if m.patch > 1 {
+		in.SeriesPatch = m.patch
+	}
+	return in
+}
+
+// prepare turns decoded samples into the model's data: tokens patched as
+// in training, values scaled with the spec's statistics. The result is
+// validated (finite, consistent) like any loaded dataset.
+func (m *Model) prepare(samples []data.Sample) (*data.Dataset, error) {
+	ds := &data.Dataset{Name: "request", C: m.values, D: m.Net.Cfg.PosDims, TimeAxis: m.timeAxis, Samples: samples}
+	if m.patch > 1 {
+		var err error
+		if ds, err = data.PatchSeries(ds, m.patch); err != nil {
+			return nil, err
+		}
+	}
+	read := data.Spec{Stats: m.Spec.Stats}
+	if err := read.Prepare(ds, "request"); err != nil {
+		return nil, err
+	}
+	return ds, nil
+}
+
+// ─── forward passes (batcher goroutine only) ──────────────────────────────
+
+// predict returns each sample's head output: class probabilities or
+// regression outputs in training units.
+func (m *Model) predict(ds *data.Dataset) ([][]float64, error) {
+	return eval.Predict(m.Net, m.ws, ds, len(ds.Samples))
+}
+
+// embed returns [N·d_model] pooled encoder outputs.
+func (m *Model) embed(ds *data.Dataset, pool string) ([]float32, error) {
+	return eval.Embed(m.Net, m.ws, ds, pool, len(ds.Samples))
+}
+
+// interpolate returns values (model units) at each sample's queries.
+func (m *Model) interpolate(ds *data.Dataset, queries [][]float32) ([][]float32, error) {
+	return eval.Interpolate(m.Net, m.ws, ds, queries, len(ds.Samples))
+}
+
+// reconstruct runs the masked autoencoder with masks[i] (one flag per
+// token of sample i) hiding tokens from the encoder, and returns each
+// sample's reconstruction of its masked tokens, in token order ([n_i·C],
+// model units; per-token normalised for a normalize_targets model).
+func (m *Model) reconstruct(ds *data.Dataset, masks [][]bool) ([][]float32, error) {
+	idx := make([]int, len(ds.Samples))
+	for i := range idx {
+		idx[i] = i
+	}
+	bt := data.Collate(nil, ds, idx)
+	masked := make([]bool, bt.B*bt.L)
+	for b, mk := range masks {
+		copy(masked[b*bt.L:], mk)
+	}
+	if _, err := m.Net.ForwardPretrain(m.ws, bt, masked, false, nil); err != nil {
+		return nil, err
+	}
+	rec, Lq, C := m.ws.Reconstruction(), m.ws.QueriesPerSample(), m.Net.Cfg.Values
+	out := make([][]float32, bt.B)
+	for b, mk := range masks {
+		n := 0
+		for _, h := range mk {
+			if h {
+				n++
+			}
+		}
+		out[b] = append([]float32(nil), rec[b*Lq*C:(b*Lq+n)*C]...)
+	}
+	return out, nil
+}
