@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The default recipe on UEA/UCR datasets, exactly as a new user runs it:
-# `romae finetune --data.train X_TRAIN.ts` with no hyperparameter flags
+# `romae finetune --data X_TRAIN.ts` with no hyperparameter flags
 # (settings chosen from the data, best epoch on a validation split of the
 # training data), then `romae evaluate --baselines` on X_TEST.ts. Prints one
 # markdown row per dataset: romae mean ± std over the seeds, 1-NN ED, 1-NN
@@ -30,8 +30,8 @@ for ds in "${datasets[@]}"; do
   for seed in $(seq 1 "$seeds"); do
     out="$runs/$ds/seed$seed"
     rm -rf "$out"; mkdir -p "$(dirname "$out")"
-    GOMAXPROCS=${PROCS:-2} bin/romae finetune --data.train "$uea/${ds}_TRAIN.ts" --train.seed "$seed" \
-      --train.out "$out" --train.progress none >"$out.log" 2>&1 || { echo "finetune failed, see $out.log" >&2; exit 1; }
+    GOMAXPROCS=${PROCS:-2} bin/romae finetune --data "$uea/${ds}_TRAIN.ts" --train.seed "$seed" \
+      --out "$out" --train.progress none >"$out.log" 2>&1 || { echo "finetune failed, see $out.log" >&2; exit 1; }
     accs+=("$(bin/romae evaluate --model "$out" --data "$uea/${ds}_TEST.ts" | field accuracy)")
   done
   base=$(bin/romae evaluate --model "$runs/$ds/seed1" --data "$uea/${ds}_TEST.ts" --baselines)
