@@ -1,7 +1,6 @@
 package recsys
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"romae/train"
 	"sort"
 	"strings"
 	"time"
@@ -435,22 +435,8 @@ func openMetrics(path string, resumed bool, step int) (*os.File, error) {
 	if !resumed {
 		return os.Create(path)
 	}
-	raw, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := train.TrimMetrics(path, step); err != nil {
 		return nil, err
 	}
-	var keep []byte
-	for _, line := range bytes.SplitAfter(raw, []byte("\n")) {
-		var rec struct {
-			Step int `json:"step"`
-		}
-		if json.Unmarshal(line, &rec) != nil || rec.Step > step {
-			continue // a torn last line, or a step to be redone
-		}
-		keep = append(keep, line...)
-	}
-	if err := ckpt.WriteFileAtomic(path, func(w io.Writer) error { _, err := w.Write(keep); return err }); err != nil {
-		return nil, err
-	}
-	return os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o644)
+	return os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 }

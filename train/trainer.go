@@ -182,7 +182,7 @@ func (t *Trainer) Run(ctx context.Context) (*Result, error) {
 	metricsPath := filepath.Join(cfg.Out, MetricsFile)
 	flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
 	if resumed && par.rank == 0 {
-		if err := trimMetrics(metricsPath, st.Step); err != nil {
+		if err := TrimMetrics(metricsPath, st.Step); err != nil {
 			return nil, err
 		}
 		flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
@@ -558,9 +558,9 @@ func checkData(m *model.Model[float32], ds *data.Dataset, role string) error {
 	return nil
 }
 
-// trimMetrics drops the records of path logged after step (those of the
+// TrimMetrics drops the records of path logged after step (those of the
 // steps a resumed run repeats). A missing file is fine.
-func trimMetrics(path string, step int) error {
+func TrimMetrics(path string, step int) error {
 	raw, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
