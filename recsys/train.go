@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"romae/train"
 	"sort"
 	"strings"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"romae/ckpt"
 	"romae/events"
 	"romae/optim"
+	"romae/train"
 )
 
 // Files a run directory receives.
