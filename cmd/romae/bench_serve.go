@@ -97,10 +97,49 @@ type servePhase struct {
 	BatchHist       map[string]float64 `json:"batch_hist"` // forward passes by batch size (upper bucket bound)
 	MeanBatch       float64            `json:"mean_batch"`
 	CPUPerSampleMs  float64            `json:"cpu_ms_per_sample,omitempty"` // the server process's CPU time (with the load generator when in-process)
-	RSSStartMB      float64            `json:"rss_start_mb,omitempty"`
-	RSSEndMB        float64            `json:"rss_end_mb,omitempty"`
-	GoroutinesStart float64            `json:"goroutines_start,omitempty"`
-	GoroutinesEnd   float64            `json:"goroutines_end,omitempty"`
+	// The soak: the server's resident memory, Go heap in use and
+	// goroutines at the start and the end (idle client connections
+	// closed), and sampled under load.
+	RSSStartMB      float64     `json:"rss_start_mb,omitempty"`
+	RSSEndMB        float64     `json:"rss_end_mb,omitempty"`
+	HeapStartMB     float64     `json:"heap_inuse_start_mb,omitempty"`
+	HeapEndMB       float64     `json:"heap_inuse_end_mb,omitempty"`
+	GoroutinesStart float64     `json:"goroutines_start,omitempty"`
+	GoroutinesEnd   float64     `json:"goroutines_end,omitempty"`
+	Series          []soakPoint `json:"series,omitempty"`
+}
+
+// soakPoint is the server's memory and goroutines at a moment of the soak
+// (open connections included).
+type soakPoint struct {
+	S          float64 `json:"s"`
+	RSSMB      float64 `json:"rss_mb"`
+	HeapMB     float64 `json:"heap_inuse_mb"`
+	Goroutines float64 `json:"goroutines"`
+}
+
+// memory is RSS and heap in use (MB) and goroutines from a scrape.
+func memory(m map[string]float64) (rss, heap, goroutines float64) {
+	return m["process_resident_memory_bytes"] / (1 << 20), m["go_memstats_heap_inuse_bytes"] / (1 << 20), m["go_goroutines"]
+}
+
+// sample scrapes the server every interval until stop.
+func (tgt *loadTarget) sample(interval time.Duration, stop chan struct{}) []soakPoint {
+	var out []soakPoint
+	start := time.Now()
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return out
+		case <-tick.C:
+			if m, err := scrape(tgt); err == nil {
+				rss, heap, g := memory(m)
+				out = append(out, soakPoint{time.Since(start).Seconds(), rss, heap, g})
+			}
+		}
+	}
 }
 
 // serveSummary compares the phases with the offline batched inference of
@@ -217,11 +256,19 @@ func runServeBench(o benchOpts, so *serveBenchOpts, pos, precision string) error
 			}
 			r.OfferedPerS = rate
 			d := so.duration
+			var sampled chan []soakPoint
+			stopSampling := make(chan struct{})
 			if ph == "soak" {
 				d = so.soak
-				r.RSSStartMB, r.GoroutinesStart = before["process_resident_memory_bytes"]/(1<<20), before["go_goroutines"]
+				r.RSSStartMB, r.HeapStartMB, r.GoroutinesStart = memory(before)
+				sampled = make(chan []soakPoint, 1)
+				go func() { sampled <- tgt.sample(min(d/10, time.Minute), stopSampling) }()
 			}
 			rec = tgt.openLoop(rate/float64(so.samples), d, so.maxRequests)
+			close(stopSampling)
+			if sampled != nil {
+				r.Series = <-sampled
+			}
 		default:
 			return fmt.Errorf("--serve-phases: unknown phase %q (lone, closed, open50, overload, soak)", ph)
 		}
@@ -233,7 +280,7 @@ func runServeBench(o benchOpts, so *serveBenchOpts, pos, precision string) error
 			return err
 		}
 		if ph == "soak" {
-			r.RSSEndMB, r.GoroutinesEnd = after["process_resident_memory_bytes"]/(1<<20), after["go_goroutines"]
+			r.RSSEndMB, r.HeapEndMB, r.GoroutinesEnd = memory(after)
 		}
 		rec.fill(r)
 		if rec.okSamples > 0 {
