@@ -59,15 +59,15 @@ type batcher struct {
 	maxWait             time.Duration
 	capacity            int64 // samples that may wait
 
-	queued  atomic.Int64 // samples waiting
+	queued atomic.Int64 // samples waiting
 	// arriving counts requests whose bodies are read and being decoded:
 	// about to be queued. A batch waits for them (up to maxWait), not for
 	// requests that may or may not come.
 	arriving atomic.Int64
-	rate    atomic.Uint64
-	ch      chan *job
-	stop    chan struct{}
-	stopped chan struct{}
+	rate     atomic.Uint64
+	ch       chan *job
+	stop     chan struct{}
+	stopped  chan struct{}
 
 	met *metrics
 	log *slog.Logger

@@ -136,7 +136,6 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // codeClientGone is recorded (never sent) when the client left first.
 const codeClientGone = 499
 
-
 // middleware gives every request an id, counts it in flight (shutdown
 // waits for it), recovers a panic into a 500 (logged with its stack; the
 // server keeps serving), checks the bearer token, and records metrics and

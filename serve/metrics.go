@@ -34,7 +34,7 @@ func newMetrics(maxBatch int) *metrics {
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: ns + "requests_total",
 			Help: "HTTP requests by endpoint and status code (499: the client went away first)."}, []string{"endpoint", "code"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: ns + "request_duration_seconds",
-			Help: "Time from a request's headers to its answer, by endpoint and outcome (ok, refused: 429/503, client_error: other 4xx, server_error: 5xx, client_gone).",
+			Help:    "Time from a request's headers to its answer, by endpoint and outcome (ok, refused: 429/503, client_error: other 4xx, server_error: 5xx, client_gone).",
 			Buckets: latencyBuckets}, []string{"endpoint", "outcome"}),
 		inflight: prometheus.NewGauge(prometheus.GaugeOpts{Name: ns + "requests_in_flight", Help: "Requests being handled."}),
 		batchSize: prometheus.NewHistogram(prometheus.HistogramOpts{Name: ns + "batch_samples",

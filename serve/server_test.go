@@ -116,7 +116,9 @@ func TestPretrainEndpoints(t *testing.T) {
 		}
 	}
 
-	queries := func(i int) map[string]any { return map[string]any{"queries": [][]float32{{0, 0.25}, {1, float32(i) + 2.5}}} }
+	queries := func(i int) map[string]any {
+		return map[string]any{"queries": [][]float32{{0, 0.25}, {1, float32(i) + 2.5}}}
+	}
 	code, ans, _ = ts.post(t, "/v1/interpolate", requestBody(samples, queries, nil))
 	if code != http.StatusOK {
 		t.Fatalf("interpolate: status %d: %v", code, ans)

@@ -69,34 +69,34 @@ func serveBenchFlags(fs *flag.FlagSet) *serveBenchOpts {
 // servePhase is one JSON line of the serve workload. Latencies are in
 // milliseconds, from sending the request to reading the whole answer.
 type servePhase struct {
-	Workload        string             `json:"workload"`
-	Phase           string             `json:"phase"`
-	Size            string             `json:"size,omitempty"`
-	Batch           int                `json:"batch"`
-	Tokens          int                `json:"tokens"`
-	SamplesPerReq   int                `json:"samples_per_request"`
-	Clients         int                `json:"clients,omitempty"`
-	OfferedPerS     float64            `json:"offered_samples_per_s,omitempty"`
-	DurationS       float64            `json:"duration_s"`
-	Requests        int                `json:"requests"`
-	OK              int                `json:"ok"`
-	Refused         int                `json:"refused"` // 429 and 503 with Retry-After
-	Errors          int                `json:"errors"`  // any other answer or failure
-	Hung            int                `json:"hung"`    // no answer within the client's 60 s
-	SamplesPerS     float64            `json:"samples_per_s"`
-	P50Ms           float64            `json:"p50_ms"`
-	P95Ms           float64            `json:"p95_ms"`
-	P99Ms           float64            `json:"p99_ms"`
-	RefusalP50Ms    float64            `json:"refusal_p50_ms,omitempty"`
-	RefusalP99Ms    float64            `json:"refusal_p99_ms,omitempty"`
+	Workload      string  `json:"workload"`
+	Phase         string  `json:"phase"`
+	Size          string  `json:"size,omitempty"`
+	Batch         int     `json:"batch"`
+	Tokens        int     `json:"tokens"`
+	SamplesPerReq int     `json:"samples_per_request"`
+	Clients       int     `json:"clients,omitempty"`
+	OfferedPerS   float64 `json:"offered_samples_per_s,omitempty"`
+	DurationS     float64 `json:"duration_s"`
+	Requests      int     `json:"requests"`
+	OK            int     `json:"ok"`
+	Refused       int     `json:"refused"` // 429 and 503 with Retry-After
+	Errors        int     `json:"errors"`  // any other answer or failure
+	Hung          int     `json:"hung"`    // no answer within the client's 60 s
+	SamplesPerS   float64 `json:"samples_per_s"`
+	P50Ms         float64 `json:"p50_ms"`
+	P95Ms         float64 `json:"p95_ms"`
+	P99Ms         float64 `json:"p99_ms"`
+	RefusalP50Ms  float64 `json:"refusal_p50_ms,omitempty"`
+	RefusalP99Ms  float64 `json:"refusal_p99_ms,omitempty"`
 	// ServerRefusalP99Ms is the p99 of refusals as the server timed them
 	// (from reading the headers to answering; the upper bound of its
 	// histogram bucket): the client's figure adds the network stack and
 	// the client's own wait for a CPU.
-	ServerRefusalP99Ms float64 `json:"server_refusal_p99_ms,omitempty"`
-	BatchHist       map[string]float64 `json:"batch_hist"` // forward passes by batch size (upper bucket bound)
-	MeanBatch       float64            `json:"mean_batch"`
-	CPUPerSampleMs  float64            `json:"cpu_ms_per_sample,omitempty"` // the server process's CPU time (with the load generator when in-process)
+	ServerRefusalP99Ms float64            `json:"server_refusal_p99_ms,omitempty"`
+	BatchHist          map[string]float64 `json:"batch_hist"` // forward passes by batch size (upper bucket bound)
+	MeanBatch          float64            `json:"mean_batch"`
+	CPUPerSampleMs     float64            `json:"cpu_ms_per_sample,omitempty"` // the server process's CPU time (with the load generator when in-process)
 	// The soak: the server's resident memory, Go heap in use and
 	// goroutines at the start and the end (idle client connections
 	// closed), and sampled under load.
@@ -145,18 +145,18 @@ func (tgt *loadTarget) sample(interval time.Duration, stop chan struct{}) []soak
 // serveSummary compares the phases with the offline batched inference of
 // the same model measured in the same run, against issue 15's targets.
 type serveSummary struct {
-	Workload           string          `json:"workload"`
-	Phase              string          `json:"phase"`
-	OfflineBefore      float64         `json:"offline_samples_per_s_before"`
-	OfflineAfter       float64         `json:"offline_samples_per_s_after"`
-	OfflineSamplesPerS float64         `json:"offline_samples_per_s"` // their mean
-	OfflineCPUPerSamMs float64         `json:"offline_cpu_ms_per_sample"`
-	SaturatedPerS      float64         `json:"saturated_samples_per_s"`
-	SaturatedRatio     float64         `json:"saturated_over_offline"`
+	Workload           string  `json:"workload"`
+	Phase              string  `json:"phase"`
+	OfflineBefore      float64 `json:"offline_samples_per_s_before"`
+	OfflineAfter       float64 `json:"offline_samples_per_s_after"`
+	OfflineSamplesPerS float64 `json:"offline_samples_per_s"` // their mean
+	OfflineCPUPerSamMs float64 `json:"offline_cpu_ms_per_sample"`
+	SaturatedPerS      float64 `json:"saturated_samples_per_s"`
+	SaturatedRatio     float64 `json:"saturated_over_offline"`
 	// CPUEfficiency is offline CPU time per sample over the server's in the
 	// closed phase (HTTP and JSON included): less sensitive than wall time
 	// to what else runs on the machine.
-	CPUEfficiency float64 `json:"cpu_efficiency"`
+	CPUEfficiency      float64         `json:"cpu_efficiency"`
 	LoneP50Ms          float64         `json:"lone_p50_ms"`
 	HalfLoadP99Ms      float64         `json:"half_load_p99_ms"`
 	HalfLoadP99OverLon float64         `json:"half_load_p99_over_lone"`
