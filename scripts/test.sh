@@ -20,8 +20,8 @@ if command -v mpirun >/dev/null; then
 else
   echo "test: mpirun not found, skipping the MPI data-parallel tests (apt-get install openmpi-bin libopenmpi-dev)" >&2
 fi
-# The numeric packages under the race detector, which also turns on
+# The numeric packages and the server under the race detector, which also turns on
 # checkptr (unsafe views, masked partial vector loads/stores).
-go test -count=1 -race ./tensor/ ./nn/ ./rope/ ./optim/ ./model/
+go test -count=1 -race ./tensor/ ./nn/ ./rope/ ./optim/ ./model/ ./serve/
 GOEXPERIMENT= go vet ./...
 GOEXPERIMENT= go test -count=1 ./tensor/... ./nn/ ./rope/ ./model/
