@@ -2,7 +2,6 @@ package model
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 
 	"romae/tensor"
@@ -24,30 +23,20 @@ type block[T tensor.Float] struct {
 	w1, w2            linear[T]
 }
 
-// paramSet collects parameter specs, then carves them out of one contiguous
-// weight buffer and one gradient buffer.
-type paramSet[T tensor.Float] struct {
-	params []*tensor.Param[T]
-	init   []func(w []T, rng *rand.Rand)
-}
-
-func (ps *paramSet[T]) add(name string, decay bool, init func([]T, *rand.Rand), shape ...int) *tensor.Param[T] {
-	p := &tensor.Param[T]{Name: name, Shape: shape, Decay: decay}
-	ps.params = append(ps.params, p)
-	ps.init = append(ps.init, init)
-	return p
-}
+// paramSet declares RoMAE's parameters (tensor.ParamSet) under the
+// authors' names, layer by layer.
+type paramSet[T tensor.Float] struct{ tensor.ParamSet[T] }
 
 func (ps *paramSet[T]) linear(name string, in, out int, bias bool) linear[T] {
-	l := linear[T]{in: in, out: out, w: ps.add(name+".weight", true, truncNormal[T](0.02), out, in)}
+	l := linear[T]{in: in, out: out, w: ps.Add(name+".weight", true, tensor.TruncNormal[T](0.02), out, in)}
 	if bias {
-		l.b = ps.add(name+".bias", false, constant[T](0), out)
+		l.b = ps.Add(name+".bias", false, tensor.Constant[T](0), out)
 	}
 	return l
 }
 
 func (ps *paramSet[T]) norm(name string, d int) *tensor.Param[T] {
-	return ps.add(name+".weight", false, constant[T](1), d)
+	return ps.Add(name+".weight", false, tensor.Constant[T](1), d)
 }
 
 func (ps *paramSet[T]) block(prefix string, s Size) block[T] {
@@ -67,41 +56,7 @@ func (ps *paramSet[T]) block(prefix string, s Size) block[T] {
 // allocate gives every parameter its views into w and g and initialises it
 // from seed, in declaration order so a seed always gives the same model.
 func (ps *paramSet[T]) allocate(seed uint64) (w, g []T) {
-	n := 0
-	for _, p := range ps.params {
-		n += tensor.Numel(p.Shape)
-	}
-	w, g = make([]T, n), make([]T, n)
-	rng := rand.New(rand.NewPCG(seed, 0x526f4d4145))
-	off := 0
-	for i, p := range ps.params {
-		k := tensor.Numel(p.Shape)
-		p.W, p.G = w[off:off+k:off+k], g[off:off+k:off+k]
-		ps.init[i](p.W, rng)
-		off += k
-	}
-	return w, g
-}
-
-// truncNormal draws N(0, std²) truncated at ±2·std, the usual ViT/MAE init.
-func truncNormal[T tensor.Float](std float64) func([]T, *rand.Rand) {
-	return func(w []T, rng *rand.Rand) {
-		for i := range w {
-			v := rng.NormFloat64()
-			for math.Abs(v) > 2 {
-				v = rng.NormFloat64()
-			}
-			w[i] = T(v * std)
-		}
-	}
-}
-
-func constant[T tensor.Float](c float64) func([]T, *rand.Rand) {
-	return func(w []T, _ *rand.Rand) {
-		for i := range w {
-			w[i] = T(c)
-		}
-	}
+	return ps.Allocate(rand.New(rand.NewPCG(seed, 0x526f4d4145)))
 }
 
 // Param returns the named parameter.

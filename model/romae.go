@@ -47,7 +47,7 @@ func New[T tensor.Float](cfg Config, seed uint64) (*Model[T], error) {
 	d := cfg.Encoder.DModel
 	m.proj = ps.linear("projection", cfg.Values, d, true)
 	if cfg.UseCLS {
-		m.cls = ps.add("cls", false, truncNormal[T](0.02), d)
+		m.cls = ps.Add("cls", false, tensor.TruncNormal[T](0.02), d)
 	}
 	m.enc = newStack(&ps, "encoder", cfg.Encoder, &cfg)
 	var binds []func()
@@ -61,7 +61,7 @@ func New[T tensor.Float](cfg Config, seed uint64) (*Model[T], error) {
 	if cfg.Task == TaskPretrain {
 		dd := cfg.Decoder.DModel
 		m.encDec = ps.linear("encoder_decoder_proj", d, dd, true)
-		m.maskToken = ps.add("mask_token", false, constant[T](0), dd)
+		m.maskToken = ps.Add("mask_token", false, tensor.Constant[T](0), dd)
 		m.dec = newStack(&ps, "decoder", cfg.Decoder, &cfg)
 		out, headIn = cfg.Values, dd
 		if cfg.PosEncoding == PosSiren {
@@ -76,7 +76,7 @@ func New[T tensor.Float](cfg Config, seed uint64) (*Model[T], error) {
 		drop: cfg.HeadDropout,
 		eps:  cfg.NormEps,
 	}
-	m.Params = ps.params
+	m.Params = ps.Params
 	m.W, m.G = ps.allocate(seed)
 	for _, bind := range binds {
 		bind()

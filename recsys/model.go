@@ -3,6 +3,7 @@ package recsys
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 
 	"romae/events"
 	"romae/nn"
@@ -61,40 +62,40 @@ func New[T tensor.Float](cfg Config, itemCats [][]int32, seed uint64) (*Model[T]
 		return nil, err
 	}
 	m.layout = l
-	var ps paramSet[T]
-	d, emb := cfg.DModel, truncNormal[T](0.02)
+	var ps tensor.ParamSet[T]
+	d, emb := cfg.DModel, tensor.TruncNormal[T](0.02)
 	// Shared by every variant, declared first: the same seed gives every
 	// variant the same starting weights here.
-	m.item = ps.add("item_embedding", false, emb, cfg.Items, d)
+	m.item = ps.Add("item_embedding", false, emb, cfg.Items, d)
 	if cfg.ItemCats > 0 {
-		m.itemCat = ps.add("item_category_embedding", false, emb, cfg.ItemCats, d)
+		m.itemCat = ps.Add("item_category_embedding", false, emb, cfg.ItemCats, d)
 	}
 	for i, n := range cfg.EventCats {
-		m.eventCat = append(m.eventCat, ps.add(fmt.Sprintf("event_category_embedding.%d", i), false, emb, n, d))
+		m.eventCat = append(m.eventCat, ps.Add(fmt.Sprintf("event_category_embedding.%d", i), false, emb, n, d))
 	}
 	if cfg.Task == TaskRanking {
-		m.action = ps.add("action_embedding", false, emb, 3, d)
+		m.action = ps.Add("action_embedding", false, emb, 3, d)
 	}
 	for i := 0; i < cfg.Depth; i++ {
 		p := fmt.Sprintf("layers.%d.", i)
 		m.blocks = append(m.blocks, block[T]{
-			attnNorm: ps.add(p+"attention_norm.weight", false, constant[T](1), d),
-			wqkv:     ps.add(p+"attention.wqkv.weight", true, emb, 3*d, d),
-			wo:       ps.add(p+"attention.wo.weight", true, emb, d, d),
-			ffnNorm:  ps.add(p+"ffn_norm.weight", false, constant[T](1), d),
-			w1:       ps.add(p+"feed_forward.w1.weight", true, emb, cfg.FFN, d),
-			w2:       ps.add(p+"feed_forward.w2.weight", true, emb, d, cfg.FFN),
+			attnNorm: ps.Add(p+"attention_norm.weight", false, tensor.Constant[T](1), d),
+			wqkv:     ps.Add(p+"attention.wqkv.weight", true, emb, 3*d, d),
+			wo:       ps.Add(p+"attention.wo.weight", true, emb, d, d),
+			ffnNorm:  ps.Add(p+"ffn_norm.weight", false, tensor.Constant[T](1), d),
+			w1:       ps.Add(p+"feed_forward.w1.weight", true, emb, cfg.FFN, d),
+			w2:       ps.Add(p+"feed_forward.w2.weight", true, emb, d, cfg.FFN),
 		})
 	}
-	m.final = ps.add("final_norm.weight", false, constant[T](1), d)
+	m.final = ps.Add("final_norm.weight", false, tensor.Constant[T](1), d)
 	if cfg.Task == TaskRanking {
-		m.headW = ps.add("head.weight", true, emb, 1, d)
-		m.headB = ps.add("head.bias", false, constant[T](0), 1)
+		m.headW = ps.Add("head.weight", true, emb, 1, d)
+		m.headB = ps.Add("head.bias", false, tensor.Constant[T](0), 1)
 	}
 	// Variant-specific parameters last.
 	switch {
 	case cfg.Variant == PosAbsolute:
-		m.absPos = ps.add("position_embedding", false, emb, cfg.MaxLen, d)
+		m.absPos = ps.Add("position_embedding", false, emb, cfg.MaxLen, d)
 	case cfg.sirenNet():
 		out := l.R
 		if cfg.Variant == PosSirenEmb {
@@ -102,12 +103,12 @@ func New[T tensor.Float](cfg Config, itemCats [][]int32, seed uint64) (*Model[T]
 		}
 		m.net = newAngleNet(&ps, cfg, out)
 		if cfg.learnedAngles() {
-			m.omega = ps.add("siren.omega", false, constant[T](math.Pi), l.R)
-			m.lambda = ps.add("siren.lambda", false, constant[T](1), 1)
+			m.omega = ps.Add("siren.omega", false, tensor.Constant[T](math.Pi), l.R)
+			m.lambda = ps.Add("siren.lambda", false, tensor.Constant[T](1), 1)
 		}
 	}
-	m.Params = ps.params
-	m.W, m.G = ps.allocate(seed)
+	m.Params = ps.Params
+	m.W, m.G = ps.Allocate(rand.New(rand.NewPCG(seed, 0x7265637379))) // "recsy"
 	return m, nil
 }
 
@@ -115,23 +116,23 @@ func New[T tensor.Float](cfg Config, itemCats [][]int32, seed uint64) (*Model[T]
 // initialisation (the reference's): the first sine layer U(−1/F, 1/F),
 // later ones U(±√(6/n)/ω0); the ReLU branch N(0, 0.02²) like every other
 // linear layer here, output biases 0.
-func newAngleNet[T tensor.Float](ps *paramSet[T], cfg Config, out int) *angleNet[T] {
+func newAngleNet[T tensor.Float](ps *tensor.ParamSet[T], cfg Config, out int) *angleNet[T] {
 	a := &angleNet[T]{hidden: cfg.SirenHidden, out: out, w0: cfg.Omega0}
 	F, Hd := numFeatures, cfg.SirenHidden
 	if cfg.Variant != PosSirenMLP {
-		first, later := uniform[T](1/float64(F)), uniform[T](math.Sqrt(6/float64(Hd))/cfg.Omega0)
-		a.sinW1 = ps.add("siren.sin.0.weight", true, first, Hd, F)
-		a.sinB1 = ps.add("siren.sin.0.bias", false, first, Hd)
-		a.sinW2 = ps.add("siren.sin.1.weight", true, later, Hd, Hd)
-		a.sinB2 = ps.add("siren.sin.1.bias", false, later, Hd)
-		a.sinW3 = ps.add("siren.sin.2.weight", true, later, out, Hd)
-		a.sinB3 = ps.add("siren.sin.2.bias", false, constant[T](0), out)
+		first, later := tensor.Uniform[T](1/float64(F)), tensor.Uniform[T](math.Sqrt(6/float64(Hd))/cfg.Omega0)
+		a.sinW1 = ps.Add("siren.sin.0.weight", true, first, Hd, F)
+		a.sinB1 = ps.Add("siren.sin.0.bias", false, first, Hd)
+		a.sinW2 = ps.Add("siren.sin.1.weight", true, later, Hd, Hd)
+		a.sinB2 = ps.Add("siren.sin.1.bias", false, later, Hd)
+		a.sinW3 = ps.Add("siren.sin.2.weight", true, later, out, Hd)
+		a.sinB3 = ps.Add("siren.sin.2.bias", false, tensor.Constant[T](0), out)
 	}
 	if cfg.Variant != PosSirenSin {
-		a.mlpW1 = ps.add("siren.mlp.0.weight", true, truncNormal[T](0.02), Hd, F)
-		a.mlpB1 = ps.add("siren.mlp.0.bias", false, constant[T](0), Hd)
-		a.mlpW2 = ps.add("siren.mlp.1.weight", true, truncNormal[T](0.02), out, Hd)
-		a.mlpB2 = ps.add("siren.mlp.1.bias", false, constant[T](0), out)
+		a.mlpW1 = ps.Add("siren.mlp.0.weight", true, tensor.TruncNormal[T](0.02), Hd, F)
+		a.mlpB1 = ps.Add("siren.mlp.0.bias", false, tensor.Constant[T](0), Hd)
+		a.mlpW2 = ps.Add("siren.mlp.1.weight", true, tensor.TruncNormal[T](0.02), out, Hd)
+		a.mlpB2 = ps.Add("siren.mlp.1.bias", false, tensor.Constant[T](0), out)
 	}
 	return a
 }
