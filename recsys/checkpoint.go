@@ -18,7 +18,6 @@ const (
 	metaState      = "romae.recsys.train_state"
 	metaTrain      = "romae.recsys.train_config"
 	metaOptimizer  = "romae.recsys.optimizer"
-	optimPrefix    = "optim."
 	metaFormatKey  = "format"
 	metaFormatName = "pt" // what safetensors readers expect to find
 )

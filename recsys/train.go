@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
-	"strings"
 	"time"
 
 	"romae/ckpt"
@@ -378,9 +377,7 @@ func (t *Trainer) save(name string, opt *optim.AdamW, st trainState) error {
 	var extra []*ckpt.Tensor
 	if opt != nil {
 		meta[metaOptimizer] = opt.Name()
-		for k, v := range opt.State() {
-			extra = append(extra, ckpt.F32Tensor(optimPrefix+k, []int{len(v)}, v))
-		}
+		extra = train.OptimizerTensors(opt)
 	}
 	return t.Model.Save(filepath.Join(t.Cfg.Out, name), t.Spec, meta, extra)
 }
@@ -409,17 +406,7 @@ func (t *Trainer) resume(opt *optim.AdamW, st *trainState) (bool, error) {
 		return false, fmt.Errorf("%s: saved with optimizer %q, this run uses %q", path, name, opt.Name())
 	}
 	copy(t.Model.W, ld.Model.W)
-	state := map[string][]float32{}
-	for name := range ld.File.Tensors {
-		if strings.HasPrefix(name, optimPrefix) {
-			v, _, err := ld.File.Float32(name)
-			if err != nil {
-				return false, err
-			}
-			state[strings.TrimPrefix(name, optimPrefix)] = v
-		}
-	}
-	if err := opt.LoadState(state); err != nil {
+	if err := train.LoadOptimizerState(ld.File, opt); err != nil {
 		return false, fmt.Errorf("%s: optimizer state: %w", path, err)
 	}
 	if err := json.Unmarshal([]byte(ld.File.Metadata[metaState]), st); err != nil {

@@ -415,9 +415,7 @@ func (t *Trainer) save(name string, opt optim.Optimizer, st state) error {
 	var extra []*ckpt.Tensor
 	if opt != nil {
 		meta["romae.optimizer"] = opt.Name()
-		for k, v := range opt.State() {
-			extra = append(extra, ckpt.F32Tensor(optimPrefix+k, []int{len(v)}, v))
-		}
+		extra = OptimizerTensors(opt)
 		if t.ema != nil {
 			extra = append(extra, t.ema.tensor())
 		}
@@ -442,17 +440,7 @@ func (t *Trainer) resume(opt optim.Optimizer, st *state) (bool, error) {
 	if name := ck.Meta["romae.optimizer"]; name != opt.Name() {
 		return false, fmt.Errorf("%s: saved with optimizer %q, this run uses %q", path, name, opt.Name())
 	}
-	os := map[string][]float32{}
-	for name := range ck.File.Tensors {
-		if strings.HasPrefix(name, optimPrefix) {
-			v, _, err := ck.File.Float32(name)
-			if err != nil {
-				return false, err
-			}
-			os[strings.TrimPrefix(name, optimPrefix)] = v
-		}
-	}
-	if err := opt.LoadState(os); err != nil {
+	if err := LoadOptimizerState(ck.File, opt); err != nil {
 		return false, fmt.Errorf("%s: optimizer state: %w", path, err)
 	}
 	if t.ema != nil {
@@ -468,6 +456,31 @@ func (t *Trainer) resume(opt optim.Optimizer, st *state) (bool, error) {
 		return false, fmt.Errorf("%s: %s: %w", path, metaState, err)
 	}
 	return true, nil
+}
+
+// OptimizerTensors is opt's state as checkpoint tensors, each named
+// "optim." + its key, for a last.safetensors that resumes exactly.
+func OptimizerTensors(opt optim.Optimizer) []*ckpt.Tensor {
+	var out []*ckpt.Tensor
+	for k, v := range opt.State() {
+		out = append(out, ckpt.F32Tensor(optimPrefix+k, []int{len(v)}, v))
+	}
+	return out
+}
+
+// LoadOptimizerState restores opt's state from f's "optim." tensors.
+func LoadOptimizerState(f *ckpt.File, opt optim.Optimizer) error {
+	state := map[string][]float32{}
+	for name := range f.Tensors {
+		if strings.HasPrefix(name, optimPrefix) {
+			v, _, err := f.Float32(name)
+			if err != nil {
+				return err
+			}
+			state[strings.TrimPrefix(name, optimPrefix)] = v
+		}
+	}
+	return opt.LoadState(state)
 }
 
 func newOptimizer(cfg Config) (optim.Optimizer, error) {
