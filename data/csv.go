@@ -133,7 +133,7 @@ func LoadLongCSV(path string, opt CSVOptions) (*Dataset, error) {
 			break
 		}
 		if err != nil {
-			return nil, csvErr(path, err)
+			return nil, CSVError(path, err)
 		}
 		line, _ := r.FieldPos(0)
 		if len(rec) != len(header) {
@@ -470,14 +470,14 @@ func openCSV(path string) (*os.File, *csv.Reader, []string, map[string]int, erro
 	if err == io.EOF {
 		err = fmt.Errorf("%s:1: empty file, want a header row", path)
 	} else if err != nil {
-		err = csvErr(path, err)
+		err = CSVError(path, err)
 	}
 	if err != nil {
 		f.Close()
 		return nil, nil, nil, nil, err
 	}
 	header = slices.Clone(header) // ReuseRecord would overwrite it
-	cols, err := headerIndex(header)
+	cols, err := CSVHeader(header)
 	if err != nil {
 		f.Close()
 		return nil, nil, nil, nil, fmt.Errorf("%s:1: %w", path, err)
@@ -492,9 +492,9 @@ func newCSVReader(r io.Reader) *csv.Reader {
 	return cr
 }
 
-// csvErr puts the file name in front of an encoding/csv error, which
+// CSVError puts the file name in front of an encoding/csv error, which
 // already carries line and column for syntax errors.
-func csvErr(path string, err error) error {
+func CSVError(path string, err error) error {
 	var pe *csv.ParseError
 	if errors.As(err, &pe) {
 		return fmt.Errorf("%s:%d: column %d: %w", path, pe.Line, pe.Column, pe.Err)
@@ -502,8 +502,9 @@ func csvErr(path string, err error) error {
 	return fmt.Errorf("%s: %w", path, err)
 }
 
-// headerIndex maps trimmed column names to their index.
-func headerIndex(header []string) (map[string]int, error) {
+// CSVHeader maps trimmed column names (a leading byte-order mark dropped) to
+// their index; a duplicate name is an error.
+func CSVHeader(header []string) (map[string]int, error) {
 	cols := make(map[string]int, len(header))
 	for i, h := range header {
 		h = strings.TrimSpace(h)
@@ -571,7 +572,7 @@ func LoadLabelsCSV(path, idCol, labelCol string) (map[string]string, error) {
 			break
 		}
 		if err != nil {
-			return nil, csvErr(path, err)
+			return nil, CSVError(path, err)
 		}
 		line, _ := r.FieldPos(0)
 		if len(rec) != len(header) {

@@ -2,12 +2,12 @@ package events
 
 import (
 	"encoding/csv"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"slices"
-	"strings"
+
+	"romae/data"
 )
 
 // table is an open CSV file read past its header row.
@@ -34,10 +34,10 @@ func openTable(path string) (*table, error) {
 	case err == io.EOF:
 		err = fmt.Errorf("%s:1: empty file, want a header row", path)
 	case err != nil:
-		err = csvErr(path, err)
+		err = data.CSVError(path, err)
 	default:
 		t.header = slices.Clone(header) // ReuseRecord overwrites it
-		if t.cols, err = headerIndex(t.header); err != nil {
+		if t.cols, err = data.CSVHeader(t.header); err != nil {
 			err = fmt.Errorf("%s:1: %w", path, err)
 		}
 	}
@@ -57,7 +57,7 @@ func (t *table) next() ([]string, int, error) {
 		return nil, 0, err
 	}
 	if err != nil {
-		return nil, 0, csvErr(t.path, err)
+		return nil, 0, data.CSVError(t.path, err)
 	}
 	line, _ := t.r.FieldPos(0)
 	if len(rec) != len(t.header) {
@@ -67,29 +67,3 @@ func (t *table) next() ([]string, int, error) {
 }
 
 func (t *table) close() { t.f.Close() }
-
-// headerIndex maps trimmed column names to their index.
-func headerIndex(header []string) (map[string]int, error) {
-	cols := make(map[string]int, len(header))
-	for i, h := range header {
-		h = strings.TrimSpace(h)
-		if i == 0 {
-			h = strings.TrimPrefix(h, "\ufeff")
-		}
-		if _, dup := cols[h]; dup {
-			return nil, fmt.Errorf("duplicate header column %q", h)
-		}
-		cols[h] = i
-	}
-	return cols, nil
-}
-
-// csvErr puts the file name in front of an encoding/csv error, which
-// already carries line and column for syntax errors.
-func csvErr(path string, err error) error {
-	var pe *csv.ParseError
-	if errors.As(err, &pe) {
-		return fmt.Errorf("%s:%d: column %d: %w", path, pe.Line, pe.Column, pe.Err)
-	}
-	return fmt.Errorf("%s: %w", path, err)
-}
