@@ -122,7 +122,7 @@ func (o *AdamW) runRange(lo, hi int) {
 // adamKernel updates one parameter range: 16 lanes at a time where the
 // CPU can (adamVec, bit-identical), the remainder in scalar code.
 func adamKernel(w, g, m, v []float32, dm float32, k *adamScalars) {
-	n := adamVec(w, g[:len(w)], m[:len(w)], v[:len(w)], dm, k)
+	n := adamVec(w, g[:len(w)], m[:len(w)], v[:len(w)], dm, k, k.lerpW < 0.5)
 	adamScalar(w[n:], g[n:], m[n:], v[n:], dm, k)
 }
 

@@ -12,14 +12,15 @@ var hasAVX512 = archsimd.X86.AVX512()
 // square root are correctly rounded in both. It returns how many leading
 // elements it updated; the scalar loop does the rest. The update is
 // memory-bound once vectorised (w, g, m, v read, w, m, v written).
-func adamVec(w, g, m, v []float32, dm float32, k *adamScalars) int {
+// small is the caller's lerpW < 0.5: a float compare here would run as
+// legacy SSE after the broadcasts (see docs/performance.md).
+func adamVec(w, g, m, v []float32, dm float32, k *adamScalars, small bool) int {
 	if !hasAVX512 {
 		return 0
 	}
 	lw, b2, omb2 := archsimd.BroadcastFloat32x16(k.lerpW), archsimd.BroadcastFloat32x16(k.beta2), archsimd.BroadcastFloat32x16(k.oneMinusBeta2)
 	bc2s, eps, ns := archsimd.BroadcastFloat32x16(k.bc2Sqrt), archsimd.BroadcastFloat32x16(k.eps), archsimd.BroadcastFloat32x16(k.negStepSize)
 	vdm, olw := archsimd.BroadcastFloat32x16(dm), archsimd.BroadcastFloat32x16(1-k.lerpW)
-	small := k.lerpW < 0.5
 	i := 0
 	for ; i+16 <= len(w); i += 16 {
 		gi, mi := archsimd.LoadFloat32x16Slice(g[i:]), archsimd.LoadFloat32x16Slice(m[i:])
@@ -34,6 +35,7 @@ func adamVec(w, g, m, v []float32, dm float32, k *adamScalars) int {
 		wi := archsimd.LoadFloat32x16Slice(w[i:]).Mul(vdm)
 		wi.Add(ns.Mul(mi).Div(vi.Sqrt().Div(bc2s).Add(eps))).StoreSlice(w[i:])
 	}
+	archsimd.ClearAVXUpperBits()
 	return i
 }
 
@@ -53,5 +55,6 @@ func sumSquaresVec(x []float32) (float64, int) {
 	}
 	var t [8]float64
 	acc0.Add(acc1).Store(&t)
+	archsimd.ClearAVXUpperBits() // before the scalar float64 sum
 	return ((t[0] + t[1]) + (t[2] + t[3])) + ((t[4] + t[5]) + (t[6] + t[7])), i
 }

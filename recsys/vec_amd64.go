@@ -40,6 +40,7 @@ func sineVec(out, deriv, pre []float32, w0 float32) int {
 	for ; i+16 <= len(pre); i += 16 {
 		x := archsimd.LoadFloat32x16Slice(pre[i:]).Mul(vw0)
 		if x.AsInt32x16().And(absMask).AsFloat32x16().Greater(limit).ToBits() != 0 {
+			archsimd.ClearAVXUpperBits() // before scalar float64 work and calls
 			for k := i; k < i+16; k++ {
 				s, c := math.Sincos(float64(w0) * float64(pre[k]))
 				out[k], deriv[k] = float32(s), float32(float64(w0)*c)
@@ -68,7 +69,17 @@ func sineVec(out, deriv, pre []float32, w0 float32) int {
 		sinB.AsInt32x16().Xor(sinSign).AsFloat32x16().StoreSlice(out[i:])
 		cosB.AsInt32x16().Xor(cosSign).AsFloat32x16().Mul(vw0).StoreSlice(deriv[i:])
 	}
+	archsimd.ClearAVXUpperBits()
 	return i
+}
+
+// angleGradAcc adds g₂·y₁ − g₁·y₂ for the 8 pairs at off to acc. A function the
+// compiler inlines rather than a loop over {q, k}: copying the loop's
+// slice pairs took legacy-SSE moves with dirty upper state.
+func angleGradAcc(acc archsimd.Float32x8, y, g []float32, off, half int) archsimd.Float32x8 {
+	y1, y2 := archsimd.LoadFloat32x8Slice(y[off:]), archsimd.LoadFloat32x8Slice(y[off+half:])
+	g1, g2 := archsimd.LoadFloat32x8Slice(g[off:]), archsimd.LoadFloat32x8Slice(g[off+half:])
+	return g2.MulAdd(y1, acc).Sub(g1.Mul(y2))
 }
 
 // angleGradVec is rope.Table.AngleGrad for q and k in one pass:
@@ -88,14 +99,12 @@ func angleGradVec(dAngles, yq, dq, yk, dk []float32, B, L, H, hd, R int) bool {
 			acc := archsimd.LoadFloat32x8Slice(da[j:])
 			for h := 0; h < H; h++ {
 				off := ((b*H+h)*L+i)*hd + j
-				for _, p := range [2][2][]float32{{yq, dq}, {yk, dk}} {
-					y1, y2 := archsimd.LoadFloat32x8Slice(p[0][off:]), archsimd.LoadFloat32x8Slice(p[0][off+half:])
-					g1, g2 := archsimd.LoadFloat32x8Slice(p[1][off:]), archsimd.LoadFloat32x8Slice(p[1][off+half:])
-					acc = g2.MulAdd(y1, acc).Sub(g1.Mul(y2))
-				}
+				acc = angleGradAcc(acc, yq, dq, off, half)
+				acc = angleGradAcc(acc, yk, dk, off, half)
 			}
 			acc.StoreSlice(da[j:])
 		}
 	}
+	archsimd.ClearAVXUpperBits()
 	return true
 }

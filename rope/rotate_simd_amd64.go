@@ -18,11 +18,13 @@ func rotateCopy32(dst, src, cos, sin []float32, l Layout, L, heads int, dOff, sO
 		return false
 	}
 	hd, half, R, w := l.HeadDim, l.AxisDim/2, l.R, l.D*l.R
+	// Zeroed before the first vector instruction: Go zeroes memory with
+	// the legacy-SSE MOVUPS X15, which would run with dirty upper state.
+	var c, s [3]archsimd.Float32x16
 	sign := archsimd.BroadcastFloat32x16(1)
 	if inverse {
 		sign = archsimd.BroadcastFloat32x16(-1)
 	}
-	var c, s [3]archsimd.Float32x16
 	for r := lo; r < hi; r++ {
 		b, i := r/L, r%L
 		for ax := range l.D {
@@ -45,5 +47,6 @@ func rotateCopy32(dst, src, cos, sin []float32, l Layout, L, heads int, dOff, sO
 			}
 		}
 	}
+	archsimd.ClearAVXUpperBits()
 	return true
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"unsafe"
+
+	"romae/internal/avxaudit"
 )
 
 // TestAMXGemm runs the bf16 product checks on the AMX tiles. It needs a
@@ -100,15 +102,15 @@ func TestAMXEncoding(t *testing.T) {
 	if err != nil {
 		t.Skip("GNU objdump (binutils) not installed")
 	}
-	fns, err := disassemblePackage(objdump, os.Args[0], "romae/tensor.amxTile32")
+	fns, err := avxaudit.Disassemble(objdump, os.Args[0], "romae/tensor.amxTile32")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got []string
 	for _, f := range fns {
-		for _, in := range f.insns {
-			if strings.HasPrefix(in.op, "tile") || strings.HasPrefix(in.op, "tdp") || strings.HasPrefix(in.op, "ldtile") {
-				got = append(got, in.op+" "+in.args)
+		for _, in := range f.Insns {
+			if strings.HasPrefix(in.Op, "tile") || strings.HasPrefix(in.Op, "tdp") || strings.HasPrefix(in.Op, "ldtile") {
+				got = append(got, in.Op+" "+in.Args)
 			}
 		}
 	}

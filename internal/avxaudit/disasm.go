@@ -1,6 +1,4 @@
-//go:build goexperiment.simd && amd64
-
-package tensor
+package avxaudit
 
 import (
 	"debug/elf"
@@ -12,30 +10,31 @@ import (
 	"strings"
 )
 
-// Machine-code inspection for the tests that check assembly and compiled
-// vector code (avxsse_amd64_test.go, amx_linux_amd64_test.go).
-
 var (
 	objdumpInsn = regexp.MustCompile(`^\s*([0-9a-f]+):\s+(\S+)\s*(.*)$`)
 	jumpTarget  = regexp.MustCompile(`^(?:0x)?([0-9a-f]+)(?:\s|$)`)
 )
 
-type insn struct {
-	addr     uint64
-	op, args string
+// Insn is one disassembled instruction in GNU objdump's AT&T syntax; the
+// target of a call or jump is written "addr <function>".
+type Insn struct {
+	Addr     uint64
+	Op, Args string
 }
 
-type asmFunc struct {
-	name  string
-	test  bool // defined in a _test.go file
-	insns []insn
+// Func is one function's machine code, in address order.
+type Func struct {
+	Name  string
+	Test  bool // defined in a _test.go file
+	Insns []Insn
 }
 
-// disassemblePackage disassembles every function of bin whose name
-// starts with prefix, one objdump run over their address span. Function
-// bounds, names and files come from the Go symbol table (.gopclntab),
-// which go test's stripped binaries keep; call targets are named from it.
-func disassemblePackage(objdump, bin, prefix string) ([]asmFunc, error) {
+// Disassemble disassembles every function of the ELF binary bin whose
+// name starts with prefix, one objdump run over their address span.
+// Function bounds, names and files come from the Go symbol table
+// (.gopclntab), which go test's stripped binaries keep; call targets are
+// named from it.
+func Disassemble(objdump, bin, prefix string) ([]Func, error) {
 	ef, err := elf.Open(bin)
 	if err != nil {
 		return nil, err
@@ -53,7 +52,7 @@ func disassemblePackage(objdump, bin, prefix string) ([]asmFunc, error) {
 	if err != nil {
 		return nil, err
 	}
-	var fns []asmFunc
+	var fns []Func
 	var ranges [][2]uint64
 	lo, hi := ^uint64(0), uint64(0)
 	for _, f := range tab.Funcs {
@@ -61,7 +60,7 @@ func disassemblePackage(objdump, bin, prefix string) ([]asmFunc, error) {
 			continue
 		}
 		file, _, _ := tab.PCToLine(f.Entry)
-		fns = append(fns, asmFunc{name: f.Name, test: strings.HasSuffix(file, "_test.go")})
+		fns = append(fns, Func{Name: f.Name, Test: strings.HasSuffix(file, "_test.go")})
 		ranges = append(ranges, [2]uint64{f.Entry, f.End})
 		lo, hi = min(lo, f.Entry), max(hi, f.End)
 	}
@@ -73,7 +72,7 @@ func disassemblePackage(objdump, bin, prefix string) ([]asmFunc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("objdump: %v", err)
 	}
-	byAddr := map[uint64]int{} // instruction address → function index
+	byAddr := map[uint64]int{} // entry address → function index
 	for i, r := range ranges {
 		byAddr[r[0]] = i
 	}
@@ -91,16 +90,16 @@ func disassemblePackage(objdump, bin, prefix string) ([]asmFunc, error) {
 			cur = -1
 			continue
 		}
-		in := insn{addr, m[2], strings.TrimSpace(m[3])}
-		if isCall(in.op) || isJump(in.op) {
-			if t := jumpTarget.FindStringSubmatch(in.args); t != nil {
+		in := Insn{addr, m[2], strings.TrimSpace(m[3])}
+		if isCall(in.Op) || isJump(in.Op) {
+			if t := jumpTarget.FindStringSubmatch(in.Args); t != nil {
 				ta, _ := strconv.ParseUint(t[1], 16, 64)
 				if f := tab.PCToFunc(ta); f != nil {
-					in.args = fmt.Sprintf("%x <%s>", ta, f.Name)
+					in.Args = fmt.Sprintf("%x <%s>", ta, f.Name)
 				}
 			}
 		}
-		fns[cur].insns = append(fns[cur].insns, in)
+		fns[cur].Insns = append(fns[cur].Insns, in)
 	}
 	return fns, nil
 }
