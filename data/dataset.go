@@ -139,6 +139,17 @@ func Subset(ds *Dataset, idx []int) *Dataset {
 	return &out
 }
 
+// Concat returns one dataset holding the parts' samples in order, with the
+// first part's metadata; like Subset, the samples' slices are shared.
+func Concat(parts ...*Dataset) *Dataset {
+	out := *parts[0]
+	out.Samples = nil
+	for _, p := range parts {
+		out.Samples = append(out.Samples, p.Samples...)
+	}
+	return &out
+}
+
 // finite32 reports whether v is a number that survives conversion to
 // float32 without becoming ±Inf.
 func finite32(v float64) bool {

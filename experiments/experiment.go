@@ -45,6 +45,7 @@ type Options struct {
 	PosEncoding string
 	timeScale   float64 // SIREN-RoPE time normalisation of the running experiment
 	valFraction float64 // pretrainFinetune: fraction of the training data held out to select the fine-tuning epoch
+	folds       int     // pretrainFinetune: fine-tune this many fold models and keep their ensemble (the CLI's data.folds)
 	interpSmall bool    // synthetic and spiral on the small interpolation model (the siren experiment's quick runs)
 }
 

@@ -77,12 +77,16 @@ func runUEA(ctx context.Context, o *Options, r *Result) error {
 		ft := train.DefaultConfig()
 		ft.Optimizer, ft.LR, ft.BatchSize, ft.Seed, ft.WeightDecay = "sgd", 0.01, 8, uint64(seed), 1e-4
 		ft.Epochs, ft.WarmupFrac, ft.LabelSmoothing = pick(o, 15, 40, 100), 0.1, 0.1
-		// What the CLI's default recipe does: 20% of the training series
-		// held out, the epoch train.SelectFor picks on them (or a refit on
-		// all of them when they are too few), a moving average of the
-		// weights, and augmentation (token dropping, jitter, amplitude
-		// scaling).
-		o.valFraction = 0.2
+		// What the CLI's default recipe does: five fold models, each
+		// fine-tuned with a fifth of the training series held out (the
+		// epoch train.SelectFor picks on them), their ensemble kept; a
+		// moving average of the weights, and augmentation (token dropping,
+		// jitter, amplitude scaling). Larger files: one model, 20% held out.
+		if n := len(tr.Samples); n >= 10 && n <= 1000 {
+			o.folds = 5
+		} else {
+			o.valFraction = 0.2
+		}
 		ft.AugmentDrop, ft.AugmentJitter, ft.AugmentScale, ft.EMA = 0.1, 0.05, 0.1, 0.99
 		met, err := pretrainFinetune(ctx, o, r, fmt.Sprintf("%s-seed%d", name, seed), c, pm, tc, ft, tr, te, spec, testPath, 32)
 		if err != nil {

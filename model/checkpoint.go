@@ -31,6 +31,10 @@ func (m *Model[T]) Save(path string, meta map[string]string, extra []*ckpt.Tenso
 	for k, v := range meta {
 		md[k] = v
 	}
+	if len(m.others) > 0 {
+		md[metaEnsemble] = fmt.Sprint(m.Members())
+		extra = append(m.ensembleTensors(), extra...)
+	}
 	tensors := make([]*ckpt.Tensor, 0, len(m.Params)+len(extra))
 	for _, p := range m.Params {
 		w := make([]float32, len(p.W))
@@ -94,7 +98,14 @@ func Load[T tensor.Float](path string) (*Model[T], *Checkpoint, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, nil, fmt.Errorf("%s: metadata %s: %w", path, metaConfig, err)
 	}
-	if err := checkFileHolds(f, &cfg, path); err != nil {
+	members, err := ensembleSize(f.Metadata, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if members > 1 && cfg.Task == TaskPretrain {
+		return nil, nil, fmt.Errorf("%s: a pre-training model cannot be an ensemble (%s)", path, metaEnsemble)
+	}
+	if err := checkFileHolds(f, &cfg, path, members); err != nil {
 		return nil, nil, err
 	}
 	m, err := New[T](cfg, 0)
@@ -102,6 +113,9 @@ func Load[T tensor.Float](path string) (*Model[T], *Checkpoint, error) {
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if err := m.loadTensors(f, path); err != nil {
+		return nil, nil, err
+	}
+	if err := m.loadEnsemble(f, path, members); err != nil {
 		return nil, nil, err
 	}
 	// The remaining tensors (optimiser state) are read now, so that the
@@ -119,7 +133,7 @@ func Load[T tensor.Float](path string) (*Model[T], *Checkpoint, error) {
 // declaring a large model would allocate it before a tensor is checked.
 // A model under smallModel parameters is cheap to build, so it is left to
 // the tensor-by-tensor check, whose error names the first tensor missing.
-func checkFileHolds(f *ckpt.File, cfg *Config, path string) error {
+func checkFileHolds(f *ckpt.File, cfg *Config, path string, members int) error {
 	const smallModel = 1 << 22
 	// The stacks, the input projection and the head's output layer.
 	need := cfg.Encoder.Params() + cfg.Values*cfg.Encoder.DModel
@@ -128,6 +142,7 @@ func checkFileHolds(f *ckpt.File, cfg *Config, path string) error {
 	} else {
 		need += cfg.Outputs * cfg.Encoder.DModel
 	}
+	need *= members // an ensemble's members are built one after another
 	if need <= smallModel {
 		return nil
 	}

@@ -159,7 +159,7 @@ func LoadOfficialWeights[T tensor.Float](cfg Config, path string) (*Model[T], er
 		return nil, err
 	}
 	defer f.Close()
-	if err := checkFileHolds(f, &cfg, path); err != nil {
+	if err := checkFileHolds(f, &cfg, path, 1); err != nil {
 		return nil, err
 	}
 	m, err := New[T](cfg, 0)
@@ -211,20 +211,27 @@ func LoadOfficialWeights[T tensor.Float](cfg Config, path string) (*Model[T], er
 // loadTensors copies every parameter from f by name, checking each
 // tensor's declared size before its bytes are read.
 func (m *Model[T]) loadTensors(f *ckpt.File, path string) error {
+	return m.loadTensorsPrefixed(f, path, "")
+}
+
+// loadTensorsPrefixed reads every parameter from the tensor named prefix +
+// its name.
+func (m *Model[T]) loadTensorsPrefixed(f *ckpt.File, path, prefix string) error {
 	for _, p := range m.Params {
-		if t, ok := f.Tensors[p.Name]; ok && t.Numel() != len(p.W) {
-			return fmt.Errorf("%s: tensor %s has shape %v, model expects %v", path, p.Name, t.Shape, p.Shape)
+		name := prefix + p.Name
+		if t, ok := f.Tensors[name]; ok && t.Numel() != len(p.W) {
+			return fmt.Errorf("%s: tensor %s has shape %v, model expects %v", path, name, t.Shape, p.Shape)
 		}
-		v, shape, err := f.Float32(p.Name)
+		v, shape, err := f.Float32(name)
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 		if len(v) != len(p.W) {
-			return fmt.Errorf("%s: tensor %s has shape %v, model expects %v", path, p.Name, shape, p.Shape)
+			return fmt.Errorf("%s: tensor %s has shape %v, model expects %v", path, name, shape, p.Shape)
 		}
 		for i, x := range v {
 			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-				return fmt.Errorf("%s: tensor %s holds %v at %d", path, p.Name, x, i)
+				return fmt.Errorf("%s: tensor %s holds %v at %d", path, name, x, i)
 			}
 			p.W[i] = T(x)
 		}

@@ -33,6 +33,8 @@ type Model[T tensor.Float] struct {
 	head head[T] // "head.head.1" (RMSNorm), "head.head.2" (Linear)
 
 	encSiren, decSiren *rope.Siren[T] // "encoder_siren.*", "decoder_siren.*" (pos_encoding siren)
+
+	others []*Model[T] // an ensemble's members after the first (ensemble.go)
 }
 
 // New builds a model with freshly initialised weights: Linear weights
@@ -119,7 +121,8 @@ type Workspace[T tensor.Float] struct {
 	decPosn posState[T]
 
 	head    headActs[T]
-	rows    []int // encoder rows pooled by the task head (PoolCLS/PoolToken)
+	others  []*Workspace[T] // an ensemble's other members'
+	rows    []int           // encoder rows pooled by the task head (PoolCLS/PoolToken)
 	valid   []bool
 	labels  []int
 	targets []T
@@ -483,6 +486,9 @@ func (m *Model[T]) ForwardTask(ws *Workspace[T], bt *data.Batch, opt LossOptions
 	if m.Cfg.Task == TaskPretrain {
 		return 0, fmt.Errorf("ForwardTask on a pre-training model")
 	}
+	if train && len(m.others) > 0 {
+		return 0, fmt.Errorf("an ensemble of %d models is for inference; its members are trained one by one", m.Members())
+	}
 	if err := m.checkBatch(bt); err != nil {
 		return 0, err
 	}
@@ -495,6 +501,9 @@ func (m *Model[T]) ForwardTask(ws *Workspace[T], bt *data.Batch, opt LossOptions
 	}
 	m.pool(ws, bt)
 	m.head.forward(&ws.head, rng)
+	if len(m.others) > 0 {
+		return m.ensembleForward(ws, bt, opt)
+	}
 	return m.taskLoss(ws, bt, opt)
 }
 

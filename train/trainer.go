@@ -84,7 +84,8 @@ type state struct {
 }
 
 const (
-	metaState   = "romae.train_state"
+	// StateMeta is the checkpoint metadata key of the training state.
+	StateMeta   = "romae.train_state"
 	metaConfig  = "romae.train_config"
 	optimPrefix = "optim."
 	// LastFile and BestFile are the checkpoint names inside Cfg.Out.
@@ -411,7 +412,7 @@ func (t *Trainer) save(name string, opt optim.Optimizer, st state) error {
 	if err != nil {
 		return err
 	}
-	meta[metaState], meta[metaConfig] = string(sj), string(cj)
+	meta[StateMeta], meta[metaConfig] = string(sj), string(cj)
 	var extra []*ckpt.Tensor
 	if opt != nil {
 		meta["romae.optimizer"] = opt.Name()
@@ -452,8 +453,8 @@ func (t *Trainer) resume(opt optim.Optimizer, st *state) (bool, error) {
 			return false, fmt.Errorf("%s: train.ema is on but the checkpoint's average cannot be read: %w", path, err)
 		}
 	}
-	if err := json.Unmarshal([]byte(ck.Meta[metaState]), st); err != nil {
-		return false, fmt.Errorf("%s: %s: %w", path, metaState, err)
+	if err := json.Unmarshal([]byte(ck.Meta[StateMeta]), st); err != nil {
+		return false, fmt.Errorf("%s: %s: %w", path, StateMeta, err)
 	}
 	return true, nil
 }

@@ -176,7 +176,7 @@ func TestResumeAfterKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	var st state
-	if err := json.Unmarshal([]byte(ck.Meta[metaState]), &st); err != nil {
+	if err := json.Unmarshal([]byte(ck.Meta[StateMeta]), &st); err != nil {
 		t.Fatal(err)
 	}
 	total := 3 * killEpochs

@@ -96,7 +96,12 @@ func cmdFinetune(ctx context.Context, args []string) error {
 	} else {
 		outputs = tr.TargetDim
 	}
-	t.r.applyTrainRecipe(cfg, len(tr.Samples), lenSamples(val), task, pm == nil)
+	nTrain, nVal := len(tr.Samples), lenSamples(val)
+	if k := cfg.Data.Folds; k > 1 { // each fold model trains on the other folds
+		nVal = nTrain / k
+		nTrain -= nVal
+	}
+	t.r.applyTrainRecipe(cfg, nTrain, nVal, task, pm == nil)
 	t.r.applyRefitRecipe(cfg, lenSamples(val))
 	var mc model.Config
 	if pm == nil {
@@ -135,6 +140,9 @@ func cmdFinetune(ctx context.Context, args []string) error {
 	}
 	if cfg.Data.Refit && val != nil {
 		return t.runHoldoutThenRefit(ctx, m, pm, tr, val, spec, meta)
+	}
+	if cfg.Data.Folds > 1 {
+		return t.runFolds(ctx, m, pm, tr, spec, meta)
 	}
 	return t.run(ctx, m, tr, val, spec, meta)
 }

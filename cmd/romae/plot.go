@@ -36,6 +36,18 @@ func cmdPlot(_ context.Context, args []string) error {
 	if *run == "" {
 		return fmt.Errorf("--run is required")
 	}
+	if isFoldsRun(*run) { // one figure per fold model (each drew its own too)
+		for k := 1; ; k++ {
+			if _, err := os.Stat(filepath.Join(foldDir(*run, k), train.MetricsFile)); err != nil {
+				return nil
+			}
+			path, err := writeCurves(foldDir(*run, k))
+			if err != nil {
+				return err
+			}
+			fmt.Println(path)
+		}
+	}
 	path, err := writeCurves(*run)
 	if err != nil {
 		return err

@@ -49,6 +49,14 @@ const (
 	minSteps     = 1500
 	minEpochs    = 20
 	maxEpochs    = 500
+	// data.folds: recipeFolds fold models for training files of
+	// minFoldSamples to maxFoldSamples series; beyond that a single 20%
+	// split selects on enough series, and the ensemble's cost (K trainings,
+	// K forward passes per prediction) buys less.
+	recipeFolds    = 5
+	minFoldSamples = 10
+	maxFoldSamples = 1000
+	maxFolds       = 20
 )
 
 // explicitSettings is the set of dotted setting names ("train.lr") the user
@@ -129,7 +137,11 @@ func (r *recipe) applyDataRecipe(cfg *runConfig, raw *data.Dataset, base *data.S
 	case !pretrain && cfg.Data.Patch == [2]int{}:
 		choose(r, "data.series_patch", &cfg.Data.SeriesPatch, seriesPatchFor(raw))
 	}
-	if cfg.Data.Val == "" {
+	n := len(raw.Samples)
+	if cfg.Data.Val == "" && !pretrain && !r.set["data.val_fraction"] && !r.set["data.refit"] && n >= minFoldSamples && n <= maxFoldSamples {
+		choose(r, "data.folds", &cfg.Data.Folds, recipeFolds)
+	}
+	if cfg.Data.Val == "" && cfg.Data.Folds <= 1 {
 		choose(r, "data.val_fraction", &cfg.Data.ValFraction, 0.2)
 	}
 }

@@ -111,7 +111,7 @@ func TestRecipeRespectsConfigFile(t *testing.T) {
 // and then trains on all 40 series, which is the model OUT holds.
 func TestHoldoutThenRefit(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "ft")
-	out, err := capture(t, cmdFinetune, "--data.train", trainTS, "--model.size", "36,2,2,72", "--train.epochs", "2",
+	out, err := capture(t, cmdFinetune, "--data.train", trainTS, "--data.val_fraction", "0.2", "--model.size", "36,2,2,72", "--train.epochs", "2",
 		"--train.progress", "none", "--train.out", dir)
 	if err != nil {
 		t.Fatal(err)
@@ -138,5 +138,121 @@ func TestHoldoutThenRefit(t *testing.T) {
 	}
 	if raw, err := os.ReadFile(filepath.Join(dir, "result.json")); err != nil || !strings.Contains(string(raw), `"holdout"`) {
 		t.Errorf("result.json lacks the hold-out metrics: %s %v", raw, err)
+	}
+}
+
+// The data recipe: fold models for 10 to 1000 training series when
+// fine-tuning with no validation file or split given, a 20% split
+// otherwise.
+func TestDataRecipeFolds(t *testing.T) {
+	samples := func(n int) *data.Dataset {
+		ds := &data.Dataset{C: 1, D: 1, Classes: []string{"a", "b"}}
+		for i := range n {
+			ds.Samples = append(ds.Samples, data.Sample{Values: []float32{0, 1}, Positions: []float32{0, 1}, Label: i % 2})
+		}
+		return ds
+	}
+	for _, tc := range []struct {
+		name     string
+		n        int
+		pretrain bool
+		args     []string
+		folds    int
+		valFrac  float64
+	}{
+		{"too few to fold", 9, false, nil, 0, 0.2},
+		{"small set", 40, false, nil, 5, 0},
+		{"largest folded", 1000, false, nil, 5, 0},
+		{"large set", 1001, false, nil, 0, 0.2},
+		{"pre-training", 40, true, nil, 0, 0.2},
+		{"split given", 40, false, []string{"--data.val_fraction", "0.1"}, 0, 0.1},
+		{"refit given", 40, false, []string{"--data.refit"}, 0, 0.2},
+		{"folds given", 2000, false, []string{"--data.folds", "3"}, 3, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := "finetune"
+			if tc.pretrain {
+				cmd = "pretrain"
+			}
+			run, err := parseTraining(cmd, "", append(tc.args, "--data", trainTS, "--out", t.TempDir()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			run.r.applyDataRecipe(&run.cfg, samples(tc.n), nil, tc.pretrain)
+			if d := run.cfg.Data; d.Folds != tc.folds || d.ValFraction != tc.valFrac {
+				t.Errorf("data.folds %d, data.val_fraction %v; want %d and %v", d.Folds, d.ValFraction, tc.folds, tc.valFrac)
+			}
+		})
+	}
+	for _, bad := range [][]string{{"--data.folds", "3", "--data.val_fraction", "0.2"}, {"--data.folds", "3", "--data.refit"},
+		{"--data.folds", "3", "--data.val", trainTS}, {"--data.folds", "-1"}, {"--data.folds", "21"}} {
+		if _, err := parseTraining("finetune", "", append(bad, "--data", trainTS, "--out", t.TempDir())); err == nil || !strings.Contains(err.Error(), "data.folds") {
+			t.Errorf("%v: error %v, want one naming data.folds", bad, err)
+		}
+	}
+	if _, err := parseTraining("pretrain", "", []string{"--data.folds", "3", "--data", trainTS, "--out", t.TempDir()}); err == nil {
+		t.Error("pretrain accepted data.folds")
+	}
+}
+
+// data.folds K: K fold runs, out-of-fold metrics over every training
+// series, and the ensemble of the fold models as the run's model, which
+// evaluate, predict and report read; --overwrite clears the fold runs.
+func TestFolds(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ft")
+	args := []string{"--data.train", trainTS, "--data.folds", "3", "--model.size", "24,2,1,48", "--train.epochs", "2",
+		"--train.progress", "none", "--train.out", dir}
+	out, err := capture(t, cmdFinetune, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Folds       int
+		CV          struct{ N int }
+		FoldResults []struct{ Best struct{ N int } } `json:"fold_results"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("finetune printed %q: %v", out, err)
+	}
+	held := 0
+	for _, f := range res.FoldResults {
+		held += f.Best.N
+	}
+	if res.Folds != 3 || len(res.FoldResults) != 3 || res.CV.N != 40 || held != 40 {
+		t.Errorf("folds %d, %d fold results holding out %d, out-of-fold n %d; want 3 folds holding out all 40 series once", res.Folds, len(res.FoldResults), held, res.CV.N)
+	}
+	m, _, err := model.Load[float32](dir)
+	if err != nil || m.Members() != 3 {
+		t.Fatalf("run model: %v members, %v", m, err)
+	}
+	if _, err := capture(t, cmdEvaluate, "--model", dir, "--data", testTS); err != nil {
+		t.Errorf("evaluate: %v", err)
+	}
+	preds := filepath.Join(t.TempDir(), "p.csv")
+	if _, err := capture(t, cmdPredict, "--model", dir, "--data", testTS, "--out", preds); err != nil {
+		t.Errorf("predict: %v", err)
+	}
+	page, err := runPage(dir, reportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var titles []string
+	for _, s := range page.Sections {
+		titles = append(titles, s.Title)
+	}
+	for _, want := range []string{"Confusion matrix (out of fold)", "Fold 3: training curves"} {
+		if !strings.Contains(strings.Join(titles, "|"), want) {
+			t.Errorf("report sections %q lack %q", titles, want)
+		}
+	}
+	if _, err := capture(t, cmdFinetune, args...); err == nil || !strings.Contains(err.Error(), "fold-1/") {
+		t.Errorf("a second run into the folds run: %v, want a refusal naming fold-1/", err)
+	}
+	args[3] = "2"
+	if _, err := capture(t, cmdFinetune, append(args, "--overwrite")...); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "fold-3")); err == nil {
+		t.Error("--overwrite with 2 folds left the old run's fold-3")
 	}
 }

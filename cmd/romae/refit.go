@@ -54,7 +54,7 @@ func (t *trainingRun) runHoldoutThenRefit(ctx context.Context, m, pm *model.Mode
 	if err != nil {
 		return endRank(comm, err)
 	}
-	all := concatSamples(tr, val)
+	all := data.Concat(tr, val)
 	logf("romae: run 2/2 (refit): the same settings on all %d training samples; %s\n", len(all.Samples), cfg.Train.Out)
 	holdout := map[string]any{"dir": hold.Out, "validation": hres.Best, "train_samples": len(tr.Samples), "held_out": len(val.Samples)}
 	_, out, err := trainRun(ctx, comm, cfg.Train, refit, all, nil, spec, meta, map[string]any{"holdout": holdout})
@@ -66,11 +66,4 @@ func (t *trainingRun) runHoldoutThenRefit(ctx context.Context, m, pm *model.Mode
 		return nil
 	}
 	return printJSON(out)
-}
-
-// concatSamples is a and b's samples in one dataset (a's metadata).
-func concatSamples(a, b *data.Dataset) *data.Dataset {
-	out := *a
-	out.Samples = append(append(make([]data.Sample, 0, len(a.Samples)+len(b.Samples)), a.Samples...), b.Samples...)
-	return &out
 }

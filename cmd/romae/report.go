@@ -73,6 +73,9 @@ func cmdReport(_ context.Context, args []string) error {
 
 // runPage is the report of one training run.
 func runPage(dir string, o reportOptions) (*report.Page, error) {
+	if isFoldsRun(dir) {
+		return foldsPage(dir)
+	}
 	r, err := readRun(dir)
 	if err != nil {
 		return nil, err
@@ -160,6 +163,68 @@ func experimentPage(dir string) (*report.Page, error) {
 		}
 		page.Sections = append(page.Sections, s)
 	}
+	return page, nil
+}
+
+// isFoldsRun reports whether dir is a data.folds run: fold runs inside, no
+// training curves of its own.
+func isFoldsRun(dir string) bool {
+	_, own := os.Stat(filepath.Join(dir, train.MetricsFile))
+	_, fold := os.Stat(filepath.Join(foldDir(dir, 1), train.MetricsFile))
+	return own != nil && fold == nil
+}
+
+// foldsPage is the report of a data.folds run: the out-of-fold metrics and
+// confusion matrix, each fold's training curves, and the data and
+// configuration (the first fold's, which every fold shares).
+func foldsPage(dir string) (*report.Page, error) {
+	first, err := readRun(foldDir(dir, 1))
+	if err != nil {
+		return nil, err
+	}
+	var res struct {
+		Folds   int           `json:"folds"`
+		CV      *eval.Metrics `json:"cv"`
+		Seconds float64       `json:"seconds"`
+	}
+	t := report.Table{Header: []string{"", ""}}
+	add := func(k string, v any) { t.Rows = append(t.Rows, []string{k, fmt.Sprint(v)}) }
+	if raw, err := os.ReadFile(filepath.Join(dir, "result.json")); err == nil {
+		if err := json.Unmarshal(raw, &res); err != nil {
+			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "result.json"), err)
+		}
+		add("model", fmt.Sprintf("%s: the ensemble of the %d fold models (outputs averaged)", filepath.Join(dir, train.BestFile), res.Folds))
+		add("seconds (all folds)", strconv.FormatFloat(res.Seconds, 'f', 1, 64))
+	} else {
+		add("result.json", "none: the run has not finished (resume it with --train.resume)")
+	}
+	if first.ck != nil && first.ck.Meta["romae.pretrained_from"] != "" {
+		add("pre-trained encoder from", first.ck.Meta["romae.pretrained_from"])
+	}
+	if res.CV != nil {
+		for _, kv := range metricValues(res.CV) {
+			add("out-of-fold "+kv[0], kv[1])
+		}
+	}
+	page := &report.Page{Title: "romae run " + dir, Subtitle: fmt.Sprintf("data.folds: %d fold models; fold 1: %s", res.Folds, first.subtitle()),
+		Sections: []report.Section{{Title: "Summary", Blocks: []report.Block{t}}}}
+	if res.CV != nil && res.CV.Confusion != nil {
+		title := "Out of fold: every training series, predicted by the fold model that did not train on it"
+		page.Sections = append(page.Sections, report.Section{Title: "Confusion matrix (out of fold)",
+			Blocks: []report.Block{confusionBlock(title, res.CV, first.spec.Classes)}})
+	}
+	for k := 1; ; k++ {
+		fr, err := readRun(foldDir(dir, k))
+		if err != nil {
+			break
+		}
+		s := report.Section{Title: fmt.Sprintf("Fold %d: training curves (its validation series: fold %d)", k, k), Blocks: fr.curves().Blocks}
+		if c := fr.confusion(); c != nil {
+			s.Blocks = append(s.Blocks, c)
+		}
+		page.Sections = append(page.Sections, s)
+	}
+	page.Sections = append(page.Sections, first.dataSection(), first.configSection())
 	return page, nil
 }
 
@@ -340,7 +405,12 @@ func (r *run) confusion() report.Block {
 	if met == nil {
 		return nil
 	}
-	classes := r.spec.Classes
+	return confusionBlock(title, met, r.spec.Classes)
+}
+
+// confusionBlock draws met's confusion matrix under title, rows and
+// columns named by classes (by index when they do not match).
+func confusionBlock(title string, met *eval.Metrics, classes []string) report.Block {
 	if len(classes) != len(met.Confusion) {
 		classes = nil
 		for k := range met.Confusion {

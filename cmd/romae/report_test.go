@@ -15,7 +15,8 @@ import (
 )
 
 // trainedRuns pre-trains and fine-tunes a very small model on BasicMotions
-// and returns the two run directories.
+// and returns the two run directories (the fine-tuning one a single model:
+// data.folds 1).
 func trainedRuns(t *testing.T) (pre, ft string) {
 	t.Helper()
 	dir := t.TempDir()
@@ -25,7 +26,7 @@ func trainedRuns(t *testing.T) (pre, ft string) {
 		"--train.epochs", "3", "--out", pre)...); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := capture(t, cmdFinetune, append(common, "--model", pre, "--train.epochs", "3", "--out", ft)...); err != nil {
+	if _, err := capture(t, cmdFinetune, append(common, "--model", pre, "--data.folds", "1", "--train.epochs", "3", "--out", ft)...); err != nil {
 		t.Fatal(err)
 	}
 	return pre, ft
@@ -155,7 +156,12 @@ func TestReportInChromium(t *testing.T) {
 	}
 	pre, ft := trainedRuns(t)
 	exp := experimentDir(t, ft)
-	for _, dir := range []string{pre, exp} {
+	folds := filepath.Join(t.TempDir(), "folds")
+	if _, err := capture(t, cmdFinetune, "--data", trainTS, "--data.folds", "2", "--model.size", "24,2,1,48", "--train.epochs", "2",
+		"--train.progress", "none", "--out", folds); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{pre, exp, folds} {
 		if _, err := capture(t, cmdReport, "--run", dir); err != nil {
 			t.Fatal(err)
 		}

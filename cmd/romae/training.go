@@ -33,7 +33,7 @@ type trainingRun struct {
 var (
 	pretrainOnly = []string{"model.decoder_size", "model.query_attention", "model.normalize_targets", "train.mask_ratio"}
 	finetuneOnly = []string{"model.task", "model.pool", "model.head_dropout", "train.label_smoothing", "train.class_weights",
-		"train.augment_drop", "train.augment_jitter", "train.augment_scale"}
+		"train.augment_drop", "train.augment_jitter", "train.augment_scale", "data.folds", "data.refit"}
 	architecture = []string{"model.size", "model.pos_encoding", "model.p_rope", "model.rope_base", "model.use_cls", "model.rmsnorm_eps"}
 )
 
@@ -107,6 +107,16 @@ func (t *trainingRun) checkSettings() error {
 	if !(c.Data.ValFraction >= 0 && c.Data.ValFraction < 1) {
 		return fmt.Errorf("data.val_fraction = %v: want 0 ≤ f < 1", c.Data.ValFraction)
 	}
+	switch f := c.Data.Folds; {
+	case f < 0 || f > maxFolds:
+		return fmt.Errorf("data.folds = %d: want 0 or 1 (none) or 2 to %d", f, maxFolds)
+	case f > 1 && c.Data.Val != "":
+		return fmt.Errorf("data.folds %d and data.val %s: folds are held out of the training file; give one or the other", f, c.Data.Val)
+	case f > 1 && c.Data.ValFraction > 0:
+		return fmt.Errorf("data.folds %d and data.val_fraction %v: each fold is a validation split already; give one or the other", f, c.Data.ValFraction)
+	case f > 1 && c.Data.Refit:
+		return fmt.Errorf("data.folds %d and data.refit: the fold models are the model (an ensemble); give one or the other", f)
+	}
 	if c.Data.Train == "" {
 		return fmt.Errorf("data.train is required (e.g. --data BasicMotions_TRAIN.ts)")
 	}
@@ -158,6 +168,13 @@ func (t *trainingRun) checkRunDir() error {
 			found = append(found, f)
 		}
 	}
+	// The sub-runs of data.refit and data.folds.
+	subRuns, _ := filepath.Glob(filepath.Join(out, "fold-*"))
+	for _, d := range append(subRuns, filepath.Join(out, holdoutDir)) {
+		if st, err := os.Stat(d); err == nil && st.IsDir() {
+			found = append(found, filepath.Base(d)+"/")
+		}
+	}
 	if len(found) == 0 {
 		return nil
 	}
@@ -174,7 +191,7 @@ func (t *trainingRun) checkRunDir() error {
 // run's.
 func (t *trainingRun) removeStaleRun() error {
 	for _, f := range t.stale {
-		if err := os.Remove(filepath.Join(t.cfg.Train.Out, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := os.RemoveAll(filepath.Join(t.cfg.Train.Out, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("--overwrite: %w", err)
 		}
 	}
