@@ -73,7 +73,7 @@ func cmdServe(ctx context.Context, args []string) error {
 		return fmt.Errorf("--compute-threads %d: want ≥ 0", *computeThreads)
 	}
 	// Refusals and probes are answered at once only if a forward pass
-	// cannot hold every P (docs/serving.md, "Answering under load").
+	// cannot hold every P (docs/serving.md, "A P for the network").
 	n := serve.ReserveNetworkP(*computeThreads)
 	cfg.Logger.Info("compute", "threads", n, "GOMAXPROCS", runtime.GOMAXPROCS(0))
 	choice.RawSource = defaultRunConfig().Data.Source
