@@ -53,7 +53,7 @@ var errShuttingDown = errors.New("the server is shutting down")
 // by length and cut so that a forward pass holds at most maxBatch samples
 // and maxTokens padded tokens. The queue is bounded in samples: submit
 // refuses rather than waits. One goroutine is enough: the matrix products
-// inside a forward pass already use every core (GOMAXPROCS).
+// inside a forward pass already use the compute threads (ReserveNetworkP).
 type batcher struct {
 	maxBatch, maxTokens int
 	maxWait             time.Duration

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"romae/data"
 	"romae/model"
 	"romae/serve"
+	"romae/tensor"
 )
 
 // A classifier served on a loopback port and asked for one prediction.
@@ -78,4 +80,15 @@ func Example() {
 	// Output:
 	// 200 lc-7 [flaring quiet]
 	// <nil>
+}
+
+// A program that serves sizes itself once, at start: the forward passes'
+// products on 2 goroutines, and a third P for the network.
+func ExampleReserveNetworkP() {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0)) // this example restores them
+	defer tensor.SetThreads(0)
+
+	compute := serve.ReserveNetworkP(2)
+	fmt.Println("compute threads:", compute, "GOMAXPROCS:", runtime.GOMAXPROCS(0))
+	// Output: compute threads: 2 GOMAXPROCS: 3
 }

@@ -270,8 +270,33 @@ func dgemm(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int
 	gonum.Implementation{}.Dgemm(trans(transA), trans(transB), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
-// workers is how many goroutines a product may be split over.
-func workers() int { return runtime.GOMAXPROCS(0) }
+// threads caps workers (0: no cap).
+var threads atomic.Int32
+
+// openblasThreads, set in OpenBLAS builds, sizes OpenBLAS's own pool.
+var openblasThreads func(n int)
+
+// SetThreads caps how many goroutines a product or a ParallelFor call
+// splits over at n (n ≤ 0: GOMAXPROCS, the default). A server sets it
+// below GOMAXPROCS so that a P stays free for its network goroutines:
+// with every P in a long product, a goroutine the network wakes waits
+// for Go's 10 ms preemption (docs/serving.md).
+func SetThreads(n int) {
+	threads.Store(int32(max(n, 0)))
+	if openblasThreads != nil {
+		openblasThreads(workers())
+	}
+}
+
+// workers is how many goroutines a product or ParallelFor may be split
+// over: GOMAXPROCS, or fewer after SetThreads.
+func workers() int {
+	w := runtime.GOMAXPROCS(0)
+	if t := int(threads.Load()); t > 0 && t < w {
+		return t
+	}
+	return w
+}
 
 // Default preference (lower first), from the measurements at the top of
 // this file.

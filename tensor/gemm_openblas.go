@@ -23,7 +23,9 @@ var _ = register(openblasBackend{}, rankOpenBLAS, initOpenBLAS())
 
 // initOpenBLAS pins OpenBLAS's pool to GOMAXPROCS: by default it sizes itself
 // to the machine, which oversubscribes when GOMAXPROCS was lowered.
+// SetThreads re-pins it.
 func initOpenBLAS() bool {
+	openblasThreads = openblas.SetThreads
 	openblas.SetThreads(runtime.GOMAXPROCS(0))
 	return true
 }

@@ -20,7 +20,6 @@ package tensor
 // and only its stores are clipped.
 
 import (
-	"runtime"
 	"simd/archsimd"
 	"unsafe"
 )
@@ -53,7 +52,7 @@ func (s *simdBackend) Name() string { return s.name }
 // B, which is the small operand in the model's activation×weight
 // products), and runs small ones inline.
 func (s *simdBackend) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	w := runtime.GOMAXPROCS(0)
+	w := workers()
 	if w == 1 || m*n*k < simdParallelFMAs {
 		s.serial(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return

@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // refGemm is the float64 triple loop everything is checked against.
@@ -271,6 +274,35 @@ func TestSetBackend(t *testing.T) {
 		}
 	}
 	SetBackend(Backends()[0].Name())
+}
+
+// SetThreads caps how many goroutines a ParallelFor runs on at once, below
+// GOMAXPROCS, and 0 restores GOMAXPROCS (a server keeps a P free this way).
+func TestSetThreadsCapsParallelism(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	defer SetThreads(0)
+	for _, tc := range []struct{ threads, wantMax, wantChunks int }{
+		{1, 1, 1}, // inline on the caller
+		{2, 2, 8}, // 4 chunks per worker
+		{3, 3, 12},
+		{0, 4, 16}, // GOMAXPROCS
+		{9, 4, 16}, // never above GOMAXPROCS
+	} {
+		SetThreads(tc.threads)
+		var active, peak, chunks atomic.Int32
+		ParallelFor(1000, 1, func(lo, hi int) {
+			chunks.Add(1)
+			n := active.Add(1)
+			for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+			}
+			time.Sleep(2 * time.Millisecond) // let the others overlap
+			active.Add(-1)
+		})
+		if int(peak.Load()) > tc.wantMax || int(chunks.Load()) != tc.wantChunks {
+			t.Errorf("SetThreads(%d) with GOMAXPROCS 4: %d chunks, up to %d at once; want %d chunks, at most %d at once",
+				tc.threads, chunks.Load(), peak.Load(), tc.wantChunks, tc.wantMax)
+		}
+	}
 }
 
 func TestParallelFor(t *testing.T) {

@@ -1,16 +1,15 @@
 package tensor
 
 import (
-	"runtime"
 	"sync"
 	"sync/atomic"
 )
 
 // ParallelFor splits [0,n) into contiguous chunks and calls fn(lo, hi) for
-// each, on the calling goroutine and a persistent pool of
-// GOMAXPROCS(0)−1 workers. It runs fn(0, n) inline when n < minChunk*2 or
-// GOMAXPROCS is 1, because on a 2-core box a hand-off (~1–5 µs) costs more
-// than small element-wise loops. Returns when all chunks are done.
+// each, on the calling goroutine and a persistent pool of GOMAXPROCS(0)−1
+// workers (fewer after SetThreads). It runs fn(0, n) inline when
+// n < minChunk*2 or there is one worker, because on a 2-core box a
+// hand-off (~1–5 µs) costs more than small element-wise loops. Returns when all chunks are done.
 //
 // Chunks are claimed, not assigned: the caller and any worker that picks
 // the call up take the next unclaimed chunk until none is left. So a core
@@ -27,12 +26,12 @@ func ParallelFor(n, minChunk int, fn func(lo, hi int)) {
 	if minChunk < 1 {
 		minChunk = 1
 	}
-	workers := runtime.GOMAXPROCS(0)
-	if workers <= 1 || n < minChunk*2 {
+	w := workers()
+	if w <= 1 || n < minChunk*2 {
 		fn(0, n)
 		return
 	}
-	parallelChunks(n, min(4*workers, n/minChunk), workers, fn)
+	parallelChunks(n, min(4*w, n/minChunk), w, fn)
 }
 
 // parallelChunks runs fn over exactly chunks pieces of [0,n) on the caller

@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 
 	"romae/eval"
@@ -24,6 +25,7 @@ func cmdServe(ctx context.Context, args []string) error {
 	var choice eval.SpecChoice
 	fs.StringVar(&choice.File, "data-spec", "", "JSON data spec for a checkpoint that lacks one (romae inspect --data-spec CHECKPOINT prints one)")
 	fs.BoolVar(&choice.Raw, "raw", false, "for a checkpoint without a data spec: take values unscaled, classes named by index")
+	computeThreads := fs.Int("compute-threads", 0, "goroutines a forward pass's matrix products split over (0: GOMAXPROCS, the cores Go sees); GOMAXPROCS becomes this + 1, keeping a P free for the network")
 	fs.IntVar(&cfg.MaxBatch, "max-batch", cfg.MaxBatch, "most samples in one forward pass")
 	fs.DurationVar(&cfg.MaxWait, "max-wait", cfg.MaxWait, "how long the first request of a batch waits for others")
 	fs.IntVar(&cfg.QueueSamples, "queue", cfg.QueueSamples, "samples that may wait; beyond, requests get 429 with Retry-After")
@@ -67,6 +69,13 @@ func cmdServe(ctx context.Context, args []string) error {
 	default:
 		return fmt.Errorf("--log-format %q: want text or json", *logFormat)
 	}
+	if *computeThreads < 0 {
+		return fmt.Errorf("--compute-threads %d: want ≥ 0", *computeThreads)
+	}
+	// Refusals and probes are answered at once only if a forward pass
+	// cannot hold every P (docs/serving.md, "A P for the network").
+	n := serve.ReserveNetworkP(*computeThreads)
+	cfg.Logger.Info("compute", "threads", n, "GOMAXPROCS", runtime.GOMAXPROCS(0))
 	choice.RawSource = defaultRunConfig().Data.Source
 	cfg.Load = func() (*serve.Model, error) { return serve.LoadModel(*modelPath, choice) }
 	s, err := serve.New(cfg)
