@@ -101,7 +101,7 @@ func runUEA(ctx context.Context, o *Options, r *Result) error {
 	}
 	r.addRow(Row{Experiment: "uea", Setting: fmt.Sprintf("%s, 30%% dropped, pre-train + fine-tune", name), Metric: "accuracy",
 		Paper: paper, Values: accs, Baseline: baselines["majority"], BaselineIs: "majority class", Baselines: baselines})
-	r.Notes = append(r.Notes, "Fine-tuning holds out 20% of the training series (stratified) and keeps the epoch with the lowest loss on them, or the last epoch when they are fewer than 50; the test set is never used for selection. Baselines: the same dropped series, unscaled; majority class, 1-NN Euclidean (resampled to a common grid where the drops differ) and 1-NN DTW (full window), averaged over the seeds' drops.")
+	r.Notes = append(r.Notes, "Fine-tuning, as the CLI's default recipe does: for 10 to 1000 training series five classifiers, each fine-tuned from the pre-trained encoder with one of five stratified folds of the training series held out, and their ensemble (averaged logits) is the model; otherwise one classifier with 20% held out. Each keeps the epoch with the lowest loss on its held-out series, or the last epoch when they are fewer than 50; the test set is never used for selection. Baselines: the same dropped series, unscaled; majority class, 1-NN Euclidean (resampled to a common grid where the drops differ) and 1-NN DTW (full window), averaged over the seeds' drops.")
 	return nil
 }
 

@@ -874,6 +874,9 @@ func cmdInspect(_ context.Context, args []string) error {
 	}
 	info := map[string]any{"path": ck.Path, "config": m.Cfg, "parameters": m.NumParams(),
 		"encoder_parameters": m.Cfg.Encoder.Params()}
+	if k := m.Members(); k > 1 {
+		info["ensemble_members"] = k // parameters are per member
+	}
 	if found {
 		info["data"] = spec
 	} else {
