@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 
 	"romae/data"
-	"romae/dist"
 	"romae/eval"
 	"romae/model"
 	"romae/train"
@@ -32,20 +31,9 @@ func foldDir(out string, k int) string { return filepath.Join(out, fmt.Sprintf("
 func (t *trainingRun) runFolds(ctx context.Context, m, pm *model.Model[float32], tr *data.Dataset, spec *data.Spec, meta map[string]string) error {
 	cfg := &t.cfg
 	K := cfg.Data.Folds
-	comm, err := dist.Open()
+	comm, logf, err := t.startRuns()
 	if err != nil {
 		return err
-	}
-	logf := func(format string, a ...any) {
-		if comm.Rank() == 0 {
-			fmt.Fprintf(os.Stderr, format, a...)
-		}
-	}
-	logf("%s\n", t.r.summary())
-	if comm.Rank() == 0 {
-		if err := t.removeStaleRun(); err != nil {
-			return endRank(comm, err)
-		}
 	}
 	if n := len(tr.Samples); n < 2*K {
 		return fmt.Errorf("data.folds %d needs at least %d training series (2 per fold); %s has %d", K, 2*K, cfg.Data.Train, n)

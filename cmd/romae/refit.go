@@ -24,20 +24,9 @@ const holdoutDir = "holdout"
 // resume with train.resume.
 func (t *trainingRun) runHoldoutThenRefit(ctx context.Context, m, pm *model.Model[float32], tr, val *data.Dataset, spec *data.Spec, meta map[string]string) error {
 	cfg := &t.cfg
-	comm, err := dist.Open()
+	comm, logf, err := t.startRuns()
 	if err != nil {
 		return err
-	}
-	logf := func(format string, a ...any) {
-		if comm.Rank() == 0 {
-			fmt.Fprintf(os.Stderr, format, a...)
-		}
-	}
-	logf("%s\n", t.r.summary())
-	if comm.Rank() == 0 {
-		if err := t.removeStaleRun(); err != nil {
-			return endRank(comm, err)
-		}
 	}
 	hold := cfg.Train
 	hold.Out = filepath.Join(cfg.Train.Out, holdoutDir)
@@ -66,4 +55,26 @@ func (t *trainingRun) runHoldoutThenRefit(ctx context.Context, m, pm *model.Mode
 		return nil
 	}
 	return printJSON(out)
+}
+
+// startRuns begins a command that trains several runs in one directory
+// (data.refit, data.folds): it joins the data-parallel job, prints the
+// recipe and, on rank 0, clears what --overwrite replaces. logf prints on
+// rank 0 only.
+func (t *trainingRun) startRuns() (comm dist.Comm, logf func(format string, a ...any), err error) {
+	if comm, err = dist.Open(); err != nil {
+		return nil, nil, err
+	}
+	logf = func(format string, a ...any) {
+		if comm.Rank() == 0 {
+			fmt.Fprintf(os.Stderr, format, a...)
+		}
+	}
+	logf("%s\n", t.r.summary())
+	if comm.Rank() == 0 {
+		if err := t.removeStaleRun(); err != nil {
+			return nil, nil, endRank(comm, err)
+		}
+	}
+	return comm, logf, nil
 }
