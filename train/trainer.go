@@ -54,14 +54,17 @@ type Trainer struct {
 
 // Result summarises a run.
 type Result struct {
-	Steps       int           `json:"steps"`
-	Epochs      int           `json:"epochs"`
-	BestEpoch   int           `json:"best_epoch"`
-	Best        *eval.Metrics `json:"best,omitempty"` // validation metrics of the best epoch
-	TrainLoss   float64       `json:"train_loss"`     // mean over the last epoch
-	Seconds     float64       `json:"seconds"`
-	Stopped     bool          `json:"stopped,omitempty"` // max_steps reached before the last epoch ended
-	StepSeconds float64       `json:"step_s,omitempty"`  // median wall time of a training step (validation and checkpoints excluded)
+	Steps     int           `json:"steps"`
+	Epochs    int           `json:"epochs"`
+	BestEpoch int           `json:"best_epoch"`
+	Best      *eval.Metrics `json:"best,omitempty"` // validation metrics of the best epoch
+	TrainLoss float64       `json:"train_loss"`     // mean over the last epoch
+	Seconds   float64       `json:"seconds"`
+	Stopped   bool          `json:"stopped,omitempty"` // max_steps reached before the last epoch ended
+	// SkippedSteps counts the steps whose update was skipped because the
+	// loss or gradient was not finite.
+	SkippedSteps int     `json:"skipped_steps,omitempty"`
+	StepSeconds  float64 `json:"step_s,omitempty"` // median wall time of a training step (validation and checkpoints excluded)
 	// Data-parallel runs: the ranks, and rank 0's median seconds per step
 	// waiting for the slowest rank and in the gradient allreduce.
 	Ranks            int     `json:"ranks,omitempty"`
@@ -80,8 +83,14 @@ type state struct {
 	BestScore float64       `json:"best_score"`
 	BestEpoch int           `json:"best_epoch"`
 	Best      *eval.Metrics `json:"best,omitempty"`
-	Ranks     int           `json:"ranks,omitempty"` // data-parallel ranks that trained it (0: one process)
+	Ranks     int           `json:"ranks,omitempty"`   // data-parallel ranks that trained it (0: one process)
+	Skipped   int           `json:"skipped,omitempty"` // steps whose update was skipped (non-finite loss or gradient)
 }
+
+// maxConsecutiveSkips non-finite steps in a row end a run: it has diverged.
+const maxConsecutiveSkips = 10
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 const (
 	// StateMeta is the checkpoint metadata key of the training state.
@@ -210,6 +219,7 @@ func (t *Trainer) Run(ctx context.Context) (*Result, error) {
 	start := time.Now()
 	res := &Result{}
 	var stepTimes []float64
+	consecutiveSkips := 0
 	logEvery := max(1, perEpoch/10)
 	for epoch := st.Epoch; epoch < cfg.Epochs; epoch++ {
 		perm := rand.New(rand.NewPCG(cfg.Seed, uint64(epoch))).Perm(N)
@@ -240,29 +250,45 @@ func (t *Trainer) Run(ctx context.Context) (*Result, error) {
 			if err != nil {
 				return nil, fmt.Errorf("step %d: %w", st.Step, err)
 			}
-			if math.IsNaN(loss) || math.IsInf(loss, 0) {
-				return nil, dist.Agreed(fmt.Errorf("step %d (epoch %d): loss is %v; lower train.lr or set train.clip_norm", st.Step, epoch+1, loss))
-			}
 			gnorm := math.Inf(1)
-			if cfg.ClipNorm > 0 {
+			if finite(loss) && cfg.ClipNorm > 0 {
 				gnorm = optim.ClipGradNorm(m.Params, cfg.ClipNorm)
-				if math.IsNaN(gnorm) || math.IsInf(gnorm, 0) {
-					return nil, dist.Agreed(fmt.Errorf("step %d (epoch %d): gradient norm is %v", st.Step, epoch+1, gnorm))
+			}
+			skip := !finite(loss) || (cfg.ClipNorm > 0 && !finite(gnorm))
+			if skip {
+				// A non-finite loss or gradient from finite weights: this
+				// batch's update is skipped, as mixed-precision trainers do
+				// on overflow, and said so; a run that keeps producing them
+				// has diverged and stops.
+				st.Skipped++
+				consecutiveSkips++
+				fmt.Fprintf(logw, "romae: step %d (epoch %d): loss %v, gradient norm %v: update skipped (%d so far)\n", st.Step, epoch+1, loss, gnorm, st.Skipped)
+				if consecutiveSkips >= maxConsecutiveSkips {
+					return nil, dist.Agreed(fmt.Errorf("step %d (epoch %d): loss %v, gradient norm %v, %d steps in a row; lower train.lr or train.clip_norm", st.Step, epoch+1, loss, gnorm, consecutiveSkips))
 				}
+			} else {
+				consecutiveSkips = 0
 			}
 			lr := sched.LR(st.Step)
-			opt.Step(m.Params, lr)
+			if !skip {
+				opt.Step(m.Params, lr)
+			}
 			stepTimes = append(stepTimes, time.Since(stepStart).Seconds())
 			st.Step++
-			if t.ema != nil {
+			if t.ema != nil && !skip {
 				t.ema.update(m.W, st.Step)
 			}
-			st.LossSum += loss
-			st.LossN++
+			if !skip {
+				st.LossSum += loss
+				st.LossN++
+			}
 			prog.step(st.Step, epoch+1, cfg.Epochs, st.LossSum/float64(st.LossN), bt.B)
 			if st.Step%logEvery == 0 {
 				rec := map[string]any{"step": st.Step, "epoch": epoch + 1, "loss": loss, "lr": lr}
-				if !math.IsInf(gnorm, 1) {
+				if skip { // JSON has no NaN or Inf
+					delete(rec, "loss")
+					rec["skipped"] = true
+				} else if !math.IsInf(gnorm, 1) {
 					rec["grad_norm"] = gnorm
 				}
 				if err := enc.Encode(rec); err != nil {
@@ -352,6 +378,7 @@ func (t *Trainer) finish(res *Result, st state, start time.Time, opt optim.Optim
 		res.Ranks, res.WaitSeconds, res.AllreduceSeconds = t.par.size, median(t.par.waitTimes), median(t.par.gradTimes)
 	}
 	res.StepSeconds = median(stepTimes)
+	res.SkippedSteps = st.Skipped
 	// The model is left holding what a run without validation data keeps
 	// as best: with train.ema, the averaged weights.
 	t.swapEMA()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -325,5 +326,56 @@ func TestMetricsLog(t *testing.T) {
 	runToy(t, half, model.TaskPretrain)
 	if got := metricsRecords(t, half.Out); strings.Join(got, "\n") != strings.Join(whole, "\n") {
 		t.Errorf("resumed log differs from the uninterrupted one:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(whole, "\n"))
+	}
+}
+
+// A step whose loss is not finite is skipped (no update, said in the log
+// and counted in the result); ten in a row end the run with an error.
+func TestNonFiniteStepsSkipped(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		poison    func(step int) bool
+		wantSkips int
+		wantErr   bool
+	}{
+		{"one poisoned batch", func(step int) bool { return step == 3 }, 1, false},
+		{"diverged", func(step int) bool { return step >= 2 }, 0, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := toyConfig(t.TempDir())
+			cfg.EMA, cfg.Epochs = 0.9, 6 // 18 steps
+			m := toyModel(t, model.TaskPretrain)
+			step := 0
+			// The mask hook runs once per step, before the forward pass: a
+			// +Inf value there makes that step's loss non-finite.
+			mask := func(dst []bool, bt *data.Batch, rng *rand.Rand) []bool {
+				dst = data.RandomMask(dst, bt, cfg.MaskRatio, rng)
+				if c.poison(step) {
+					bt.Values[0] = float32(math.Inf(1))
+				}
+				step++
+				return dst
+			}
+			var log strings.Builder
+			tr := &Trainer{Cfg: cfg, Model: m, Train: toyData(12, 1), Data: toySpec(model.TaskPretrain), Log: &log, Mask: mask}
+			res, err := tr.Run(context.Background())
+			if c.wantErr {
+				if err == nil || !strings.Contains(err.Error(), "in a row") {
+					t.Fatalf("a diverged run: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.SkippedSteps != c.wantSkips || !strings.Contains(log.String(), "update skipped") {
+				t.Errorf("%d skipped steps, log %q; want %d", res.SkippedSteps, log.String(), c.wantSkips)
+			}
+			for i, w := range m.W {
+				if math.IsNaN(float64(w)) || math.IsInf(float64(w), 0) {
+					t.Fatalf("weight %d is %v after a skipped step", i, w)
+				}
+			}
+		})
 	}
 }
