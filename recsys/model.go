@@ -156,7 +156,7 @@ type Workspace[T tensor.Float] struct {
 	B, L int
 	bt   *Batch
 
-	feat []T // [numFeatures, N] (feature-major, as the angle network reads it)
+	feat []T // [featureRows, N]: the features, then 1s (feature-major, as the angle network reads it)
 	net  netActs[T]
 	pos  []T // [N] rotation positions
 	tab  rope.Table[T]
@@ -176,6 +176,7 @@ type Workspace[T tensor.Float] struct {
 	scores, dSc   []T // next: [n, candidates]
 	candE, dCandE []T
 	dPos          []T
+	dOmega        []T // [R]
 	negatives     []int32
 	nScored       int
 }
@@ -213,7 +214,7 @@ func (ws *Workspace[T]) resize(m *Model[T], B, L int) {
 	}
 	ws.lin3, ws.dLin3 = grow(ws.lin3, 3*N*d), grow(ws.dLin3, 3*N*d)
 	ws.dPre, ws.dAct = grow(ws.dPre, N*c.FFN), grow(ws.dAct, N*c.FFN)
-	ws.rstd, ws.feat, ws.pos = grow(ws.rstd, N), grow(ws.feat, N*numFeatures), grow(ws.pos, N)
+	ws.rstd, ws.feat, ws.pos = grow(ws.rstd, N), grow(ws.feat, N*featureRows), grow(ws.pos, N)
 	ws.logit, ws.dLogit = grow(ws.logit, N), grow(ws.dLogit, N)
 }
 
@@ -239,6 +240,7 @@ func (m *Model[T]) forward(ws *Workspace[T], bt *Batch) error {
 			tokenFeatures(ws.feat, N, r, r%L, c.MaxLen, bt.Time[r])
 		}
 		cycleFeatures(ws.feat, N)
+		fill(ws.feat[numFeatures*N:featureRows*N], 1)
 	}
 	if c.Variant == PosSirenEmb {
 		f := m.net.forward(&ws.net, ws.feat, N) // [d, N]
@@ -317,21 +319,23 @@ func (m *Model[T]) positions(ws *Workspace[T], bt *Batch) {
 		ws.tab.Compute(m.layout, ws.pos, N)
 		return
 	}
-	R := m.layout.R
+	R, th := m.layout.R, m.layout.InvTimescale
 	ws.angles, ws.dAngles = grow(ws.angles, N*R), grow(ws.dAngles, N*R)
-	var f []T // [R, N]
+	var f, omega []T // [R, N], [R]
 	lambda := 1.0
 	if c.learnedAngles() {
-		f, lambda = m.net.forward(&ws.net, ws.feat, N), float64(m.lambda.W[0])
+		f, omega, lambda = m.net.forward(&ws.net, ws.feat, N), m.omega.W[:R], float64(m.lambda.W[0])
 	}
-	for r := 0; r < N; r++ {
-		p := float64(ws.pos[r])
-		for j, th := range m.layout.InvTimescale {
-			a := lambda * p * th
-			if f != nil {
-				a += float64(f[j*N+r]) * float64(m.omega.W[j])
+	for r, pos := range ws.pos[:N] {
+		p, row := float64(pos), ws.angles[r*R:(r+1)*R]
+		if f == nil {
+			for j := range row {
+				row[j] = T(lambda * p * th[j])
 			}
-			ws.angles[r*R+j] = T(a)
+			continue
+		}
+		for j := range row {
+			row[j] = T(lambda*p*th[j] + float64(f[j*N+r])*float64(omega[j]))
 		}
 	}
 	setAngles(&ws.tab, m.layout, ws.angles, N)
@@ -431,19 +435,28 @@ func (m *Model[T]) backward(ws *Workspace[T]) {
 
 // anglesBackward sends dLoss/dΘ into ω, λ and the angle network.
 func (m *Model[T]) anglesBackward(ws *Workspace[T], N int) {
-	R := m.layout.R
-	f := ws.net.f // [R, N]
-	dF := grow(ws.net.dF, R*N)
-	ws.net.dF = dF
-	for r := 0; r < N; r++ {
-		p := float64(ws.pos[r])
-		for j, th := range m.layout.InvTimescale {
-			g := ws.dAngles[r*R+j]
-			dF[j*N+r] = g * m.omega.W[j]
-			m.omega.G[j] += g * f[j*N+r]
-			m.lambda.G[0] += g * T(p*th)
+	R, th := m.layout.R, m.layout.InvTimescale
+	f, omega := ws.net.f, m.omega.W[:R] // [R, N], [R]
+	ws.net.dF = grow(ws.net.dF, R*N)
+	dF := ws.net.dF
+	// Local sums: accumulating into the parameters' gradients in memory
+	// chains every term through a store and a load.
+	ws.dOmega = grow(ws.dOmega, R)
+	dOmega := ws.dOmega
+	clear(dOmega)
+	var dLambda T
+	for r, pos := range ws.pos[:N] {
+		p, g := float64(pos), ws.dAngles[r*R:(r+1)*R]
+		var dl T
+		for j, gj := range g {
+			dF[j*N+r] = gj * omega[j]
+			dOmega[j] += gj * f[j*N+r]
+			dl += gj * T(p*th[j])
 		}
+		dLambda += dl
 	}
+	addScaled(m.omega.G[:R], dOmega, 1)
+	m.lambda.G[0] += dLambda
 	m.net.backward(&ws.net, ws.feat, dF)
 }
 

@@ -291,29 +291,154 @@ func TestTokenFeatures(t *testing.T) {
 	}
 }
 
-// The float32 vector pass of the angle gradient matches rope's AngleGrad.
+// The float32 vector pass of the angle gradient matches rope's AngleGrad,
+// for each of its layouts: a whole head row per vector (hd 16), 16 pairs
+// (hd 32) and 8 pairs (hd 48) per vector.
 func TestAngleGradVector(t *testing.T) {
-	B, L, H, hd := 3, 5, 2, 16
-	l, err := rope.NewLayout(hd, 1, 1, 1e5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tab := &rope.Table[float32]{Layout: l, N: B * L}
-	n := B * H * L * hd
-	vals := [4][]float32{}
-	for i := range vals {
-		vals[i] = make([]float32, n)
-		for j, v := range gradcheck.Rand(n, uint64(i+1)) {
-			vals[i][j] = float32(v)
+	for _, hd := range []int{16, 32, 48} {
+		B, L, H := 3, 5, 2
+		l, err := rope.NewLayout(hd, 1, 1, 1e5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tab := &rope.Table[float32]{Layout: l, N: B * L}
+		n := B * H * L * hd
+		vals := [4][]float32{}
+		for i := range vals {
+			vals[i] = make([]float32, n)
+			for j, v := range gradcheck.Rand(n, uint64(i+1)) {
+				vals[i][j] = float32(v)
+			}
+		}
+		got, want := make([]float32, B*L*l.R), make([]float32, B*L*l.R)
+		for i := range got {
+			got[i] = float32(i%5) - 2 // it accumulates
+			want[i] = got[i]
+		}
+		angleGrad(tab, got, vals[0], vals[1], vals[2], vals[3], B, L, H)
+		tab.AngleGrad(want, vals[0], vals[1], B, L, H)
+		tab.AngleGrad(want, vals[2], vals[3], B, L, H)
+		for i := range want {
+			if math.Abs(float64(got[i]-want[i])) > 1e-5*(1+math.Abs(float64(want[i]))) {
+				t.Fatalf("hd %d: dAngle %d = %v, rope.AngleGrad %v", hd, i, got[i], want[i])
+			}
 		}
 	}
-	got, want := make([]float32, B*L*l.R), make([]float32, B*L*l.R)
-	angleGrad(tab, got, vals[0], vals[1], vals[2], vals[3], B, L, H)
-	tab.AngleGrad(want, vals[0], vals[1], B, L, H)
-	tab.AngleGrad(want, vals[2], vals[3], B, L, H)
-	for i := range want {
-		if math.Abs(float64(got[i]-want[i])) > 1e-5*(1+math.Abs(float64(want[i]))) {
-			t.Fatalf("dAngle %d = %v, rope.AngleGrad %v", i, got[i], want[i])
+}
+
+// The angle network's weight-gradient product in float32 (the vector
+// kernel where there is one: 2×4 blocks, repeated edge rows, a scalar
+// tail past the last 16 tokens) matches a float64 sum, at sizes that
+// leave every kind of edge.
+func TestGramFloat32(t *testing.T) {
+	for _, sz := range [][3]int{{8, 33, 1632}, {16, 17, 50}, {32, 7, 16}, {5, 3, 7}, {1, 1, 40}, {3, 6, 33}} {
+		ra, rb, n := sz[0], sz[1], sz[2]
+		a, b := gradcheck.Rand(ra*n, 1), gradcheck.Rand(rb*n, 2)
+		a32, b32, c := make([]float32, ra*n), make([]float32, rb*n), make([]float32, ra*rb)
+		for i, v := range a {
+			a32[i] = float32(v)
+		}
+		for i, v := range b {
+			b32[i] = float32(v)
+		}
+		gram(c, a32, ra, b32, rb, n)
+		for r := 0; r < ra; r++ {
+			for s := 0; s < rb; s++ {
+				var want, mag float64
+				for k := 0; k < n; k++ {
+					p := float64(a32[r*n+k]) * float64(b32[s*n+k])
+					want, mag = want+p, mag+math.Abs(p)
+				}
+				if got := float64(c[r*rb+s]); math.Abs(got-want) > 1e-6*mag {
+					t.Fatalf("%v: c[%d,%d] = %v, want %v", sz, r, s, got, want)
+				}
+			}
+		}
+	}
+}
+
+// ReLU and its gradient in float32 (vector blocks and a scalar tail)
+// match the definition.
+func TestReluFloat32(t *testing.T) {
+	pre := make([]float32, 37)
+	for i := range pre {
+		pre[i] = float32(i%7) - 3
+	}
+	h, d := make([]float32, len(pre)), make([]float32, len(pre))
+	relu(h, pre)
+	for i := range d {
+		d[i] = float32(i + 1)
+	}
+	reluGrad(d, h)
+	for i, p := range pre {
+		wantH, wantD := max(p, 0), float32(i+1)
+		if p <= 0 {
+			wantD = 0
+		}
+		if h[i] != wantH || d[i] != wantD {
+			t.Fatalf("element %d (pre %v): relu %v, grad %v; want %v, %v", i, p, h[i], d[i], wantH, wantD)
+		}
+	}
+}
+
+// The float32 model — the vector kernels of the angle network, ReLU,
+// sines and angle gradient, at a head width (16) and angle-network width
+// (16) that take them — computes the float64 model's loss and gradients
+// to float32 accuracy, for every variant with the angle network.
+func TestFloat32MatchesFloat64(t *testing.T) {
+	d := synthData(6, 30, 7)
+	mustSplit(t, d, events.SplitRule{Rule: events.LeaveOneOut})
+	for _, task := range []string{TaskRanking, TaskNext} {
+		for _, variant := range []string{PosSiren, PosSirenSin, PosSirenMLP, PosSirenEmb} {
+			cfg := testConfig(task, variant, d, 21)
+			cfg.DModel, cfg.Heads, cfg.FFN, cfg.SirenHidden = 32, 2, 24, 16
+			m64, err := New[float64](cfg, d.Items.Of, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m32, err := New[float32](cfg, d.Items.Of, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rng := rand.New(rand.NewPCG(5, 5))
+			for i := range m64.W {
+				m32.W[i] = float32(m64.W[i] + 0.1*rng.NormFloat64())
+				m64.W[i] = float64(m32.W[i])
+			}
+			bt, err := d.Collate(nil, m32.Windows(d, events.Train), task)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w64, w32 := m64.NewWorkspace(), m32.NewWorkspace()
+			m64.ZeroGrad()
+			m32.ZeroGrad()
+			l64, _, err1 := m64.Loss(w64, bt, nil)
+			l32, _, err2 := m32.Loss(w32, bt, nil)
+			if err1 != nil || err2 != nil {
+				t.Fatal(err1, err2)
+			}
+			if math.Abs(l32-l64) > 1e-5*math.Abs(l64) {
+				t.Errorf("%s/%s: float32 loss %v, float64 %v", task, variant, l32, l64)
+			}
+			m64.Backward(w64)
+			m32.Backward(w32)
+			// The angle network's output bias shifts every angle alike,
+			// which relative rotation cancels: its exact gradient is 0 and
+			// float32's is rounding, measured against the largest gradient.
+			var all float64
+			for _, g := range m64.G {
+				all = max(all, math.Abs(g))
+			}
+			for k, p := range m64.Params {
+				var scale, worst float64
+				for i, g := range p.G {
+					scale = max(scale, math.Abs(g))
+					worst = max(worst, math.Abs(float64(m32.Params[k].G[i])-g))
+				}
+				if worst > 1e-4*scale+1e-6*all {
+					t.Errorf("%s/%s: %s: float32 gradient off by %.3g (largest %.3g)", task, variant, p.Name, worst, scale)
+				}
+			}
 		}
 	}
 }

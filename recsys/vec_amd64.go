@@ -82,29 +82,168 @@ func angleGradAcc(acc archsimd.Float32x8, y, g []float32, off, half int) archsim
 	return g2.MulAdd(y1, acc).Sub(g1.Mul(y2))
 }
 
+// angleGradAcc16 is angleGradAcc for 16 pairs.
+func angleGradAcc16(acc archsimd.Float32x16, y, g []float32, off, half int) archsimd.Float32x16 {
+	y1, y2 := archsimd.LoadFloat32x16Slice(y[off:]), archsimd.LoadFloat32x16Slice(y[off+half:])
+	g1, g2 := archsimd.LoadFloat32x16Slice(g[off:]), archsimd.LoadFloat32x16Slice(g[off+half:])
+	return g2.MulAdd(y1, acc).Sub(g1.Mul(y2))
+}
+
+// swapHalves is the permutation that exchanges the halves of 16 lanes.
+var swapHalves = [16]uint32{8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7}
+
 // angleGradVec is rope.Table.AngleGrad for q and k in one pass:
 // dAngles[r, j] += Σ_heads (g₂·y₁ − g₁·y₂) over the rotated pairs (y₁, y₂) =
 // (y[j], y[j+hd/2]) of q (gradient dq) and of k (dk), all head-major
-// [B,H,L,hd], 8 pairs per vector. It reports false, doing nothing, unless
-// every pair rotates (R = hd/2) and R is a multiple of 8.
+// [B,H,L,hd]: 16 pairs per vector where hd/2 is a multiple of 16, 8 pairs
+// where it is a multiple of 8, and for hd = 16 (the recsys experiment's
+// heads) a whole head row per vector, g ⊙ swap(y) = [g₁·y₂ | g₂·y₁] summed
+// over heads, the halves' difference at the end. It reports false, doing
+// nothing, unless every pair rotates (R = hd/2) and R is a multiple of 8.
 func angleGradVec(dAngles, yq, dq, yk, dk []float32, B, L, H, hd, R int) bool {
 	half := hd / 2
 	if !hasAVX512 || R != half || R%8 != 0 {
 		return false
 	}
-	for r := 0; r < B*L; r++ {
-		b, i := r/L, r%L
-		da := dAngles[r*R : (r+1)*R]
-		for j := 0; j < R; j += 8 {
-			acc := archsimd.LoadFloat32x8Slice(da[j:])
+	switch {
+	case half == 8:
+		swap := archsimd.LoadUint32x16(&swapHalves)
+		for r := 0; r < B*L; r++ {
+			b, i := r/L, r%L
+			var acc archsimd.Float32x16
 			for h := 0; h < H; h++ {
-				off := ((b*H+h)*L+i)*hd + j
-				acc = angleGradAcc(acc, yq, dq, off, half)
-				acc = angleGradAcc(acc, yk, dk, off, half)
+				off := ((b*H+h)*L + i) * 16
+				q, k := archsimd.LoadFloat32x16Slice(yq[off:]), archsimd.LoadFloat32x16Slice(yk[off:])
+				acc = archsimd.LoadFloat32x16Slice(dq[off:]).MulAdd(q.Permute(swap), acc)
+				acc = archsimd.LoadFloat32x16Slice(dk[off:]).MulAdd(k.Permute(swap), acc)
 			}
-			acc.StoreSlice(da[j:])
+			da := dAngles[r*8:]
+			archsimd.LoadFloat32x8Slice(da).Add(acc.GetHi().Sub(acc.GetLo())).StoreSlice(da)
+		}
+	case half%16 == 0:
+		for r := 0; r < B*L; r++ {
+			b, i := r/L, r%L
+			da := dAngles[r*R : (r+1)*R]
+			for j := 0; j < R; j += 16 {
+				acc := archsimd.LoadFloat32x16Slice(da[j:])
+				for h := 0; h < H; h++ {
+					off := ((b*H+h)*L+i)*hd + j
+					acc = angleGradAcc16(acc, yq, dq, off, half)
+					acc = angleGradAcc16(acc, yk, dk, off, half)
+				}
+				acc.StoreSlice(da[j:])
+			}
+		}
+	default:
+		for r := 0; r < B*L; r++ {
+			b, i := r/L, r%L
+			da := dAngles[r*R : (r+1)*R]
+			for j := 0; j < R; j += 8 {
+				acc := archsimd.LoadFloat32x8Slice(da[j:])
+				for h := 0; h < H; h++ {
+					off := ((b*H+h)*L+i)*hd + j
+					acc = angleGradAcc(acc, yq, dq, off, half)
+					acc = angleGradAcc(acc, yk, dk, off, half)
+				}
+				acc.StoreSlice(da[j:])
+			}
 		}
 	}
 	archsimd.ClearAVXUpperBits()
 	return true
+}
+
+// gramVec is gram for float32: c [ra, rb] = a·bᵀ for a [ra, n], b [rb, n],
+// in 2×4 blocks of dot products (8 accumulators, 6 loads for 8 FMAs per
+// 16 tokens: the compiler keeps vectors in 15 registers, and a larger
+// block spills), a block past the last row of a or b repeating that row
+// and dropping the copies. It reports false, doing nothing, without
+// AVX-512.
+func gramVec(c, a []float32, ra int, b []float32, rb, n int) bool {
+	if !hasAVX512 {
+		return false
+	}
+	nv := n &^ 15
+	var blk [8]float32
+	for r := 0; r < ra; r += 2 {
+		a0, a1 := a[r*n:r*n+nv], a[min(r+1, ra-1)*n:][:nv]
+		for s := 0; s < rb; s += 4 {
+			col := func(j int) []float32 { j = min(s+j, rb-1); return b[j*n : j*n+nv] }
+			gram2x4(&blk, a0, a1, col(0), col(1), col(2), col(3))
+			for i := 0; i < min(2, ra-r); i++ {
+				copy(c[(r+i)*rb+s:(r+i)*rb+min(s+4, rb)], blk[4*i:])
+			}
+		}
+	}
+	if nv < n { // the last n mod 16 tokens
+		for r := 0; r < ra; r++ {
+			for s := 0; s < rb; s++ {
+				acc := c[r*rb+s]
+				for k := nv; k < n; k++ {
+					acc += a[r*n+k] * b[s*n+k]
+				}
+				c[r*rb+s] = acc
+			}
+		}
+	}
+	return true
+}
+
+// gram2x4 writes out[4i+j] = ai·bj (every slice the same length, a
+// multiple of 16), and returns with the upper state clean.
+func gram2x4(out *[8]float32, a0, a1, b0, b1, b2, b3 []float32) {
+	var c00, c01, c02, c03, c10, c11, c12, c13 archsimd.Float32x16
+	n := len(a0)
+	a1, b0, b1, b2, b3 = a1[:n], b0[:n], b1[:n], b2[:n], b3[:n]
+	for k := 0; k+16 <= n; k += 16 {
+		x0, x1 := archsimd.LoadFloat32x16((*[16]float32)(a0[k:k+16])), archsimd.LoadFloat32x16((*[16]float32)(a1[k:k+16]))
+		y := archsimd.LoadFloat32x16((*[16]float32)(b0[k : k+16]))
+		c00, c10 = x0.MulAdd(y, c00), x1.MulAdd(y, c10)
+		y = archsimd.LoadFloat32x16((*[16]float32)(b1[k : k+16]))
+		c01, c11 = x0.MulAdd(y, c01), x1.MulAdd(y, c11)
+		y = archsimd.LoadFloat32x16((*[16]float32)(b2[k : k+16]))
+		c02, c12 = x0.MulAdd(y, c02), x1.MulAdd(y, c12)
+		y = archsimd.LoadFloat32x16((*[16]float32)(b3[k : k+16]))
+		c03, c13 = x0.MulAdd(y, c03), x1.MulAdd(y, c13)
+	}
+	sum4(c00, c01, c02, c03).StoreSlice(out[0:4])
+	sum4(c10, c11, c12, c13).StoreSlice(out[4:8])
+	archsimd.ClearAVXUpperBits()
+}
+
+// sum4 is the four lane sums [Σv0, Σv1, Σv2, Σv3].
+func sum4(v0, v1, v2, v3 archsimd.Float32x16) archsimd.Float32x4 {
+	half := func(v archsimd.Float32x16) archsimd.Float32x4 {
+		h := v.GetLo().Add(v.GetHi())
+		return h.GetLo().Add(h.GetHi())
+	}
+	return half(v0).AddPairs(half(v1)).AddPairs(half(v2).AddPairs(half(v3)))
+}
+
+// reluVec writes out = max(pre, 0) for the leading 16-element blocks and
+// returns how many elements it did.
+func reluVec(out, pre []float32) int {
+	if !hasAVX512 {
+		return 0
+	}
+	zero, i := archsimd.BroadcastFloat32x16(0), 0
+	for ; i+16 <= len(out); i += 16 {
+		archsimd.LoadFloat32x16Slice(pre[i:]).Max(zero).StoreSlice(out[i:])
+	}
+	archsimd.ClearAVXUpperBits()
+	return i
+}
+
+// reluGradVec zeroes d where h ≤ 0 (h > 0 kept) for the leading
+// 16-element blocks and returns how many elements it did.
+func reluGradVec(d, h []float32) int {
+	if !hasAVX512 {
+		return 0
+	}
+	zero, i := archsimd.BroadcastFloat32x16(0), 0
+	for ; i+16 <= len(d); i += 16 {
+		archsimd.LoadFloat32x16Slice(d[i:]).Masked(archsimd.LoadFloat32x16Slice(h[i:]).Greater(zero)).StoreSlice(d[i:])
+	}
+	archsimd.ClearAVXUpperBits()
+	return i
 }

@@ -7,3 +7,12 @@ func sineVec(out, deriv, pre []float32, w0 float32) int { return 0 }
 
 // angleGradVec has no vector path in this build.
 func angleGradVec(dAngles, yq, dq, yk, dk []float32, B, L, H, hd, R int) bool { return false }
+
+// gramVec has no vector path in this build.
+func gramVec(c, a []float32, ra int, b []float32, rb, n int) bool { return false }
+
+// reluVec has no vector path in this build.
+func reluVec(out, pre []float32) int { return 0 }
+
+// reluGradVec has no vector path in this build.
+func reluGradVec(d, h []float32) int { return 0 }
