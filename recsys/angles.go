@@ -32,7 +32,7 @@ const (
 // into their sines and cosines, for every token at once.
 func tokenFeatures[T tensor.Float](x []T, n, r, k, maxLen int, t float64) {
 	x[r] = T(float64(maxLen-1-k) / float64(maxLen-1))
-	x[n+r] = T(t/secondsPerYear - 55)
+	x[n+r] = T(t*(1/secondsPerYear) - 55)
 	x[2*n+r] = T(2 * math.Pi * phase(t, secondsPerDay))
 	x[4*n+r] = T(2 * math.Pi * phase(t, secondsPerWeek))
 }
@@ -46,11 +46,21 @@ func cycleFeatures[T tensor.Float](x []T, n int) {
 	}
 }
 
-// phase is t/period modulo 1, in [0, 1): exact for whole seconds (k·period
-// is exact below 2^53), and much cheaper than math.Mod.
+// phase is t/period modulo 1, in [0, 1): t − k·period is exact for whole
+// seconds (k·period is exact below 2^53), and a quotient rounded to the
+// wrong side of a whole number, or truncated rather than floored below 0,
+// is corrected by one period. Multiplying by the constant 1/period rather
+// than dividing, and converting rather than calling math.Floor, keep it
+// cheap: it runs for every token of every step.
 func phase(t, period float64) float64 {
-	k := math.Floor(t / period)
-	return (t - k*period) / period
+	inv := 1 / period
+	rem := t - float64(int64(t*inv))*period
+	if rem < 0 {
+		rem += period
+	} else if rem >= period {
+		rem -= period
+	}
+	return rem * inv
 }
 
 // angleNet is SIREN-RoPE's f = f_sin + f_mlp, as the reference builds it:

@@ -236,8 +236,10 @@ func (m *Model[T]) forward(ws *Workspace[T], bt *Batch) error {
 		return err
 	}
 	if c.sirenNet() {
-		for r := 0; r < N; r++ {
-			tokenFeatures(ws.feat, N, r, r%L, c.MaxLen, bt.Time[r])
+		for r0 := 0; r0 < N; r0 += L {
+			for k, t := range bt.Time[r0 : r0+L] {
+				tokenFeatures(ws.feat, N, r0+k, k, c.MaxLen, t)
+			}
 		}
 		cycleFeatures(ws.feat, N)
 		fill(ws.feat[numFeatures*N:featureRows*N], 1)
@@ -473,11 +475,25 @@ func (m *Model[T]) blockBackward(ws *Workspace[T], i, B, L int) {
 	nn.RMSNormBackward(ws.dx, blk.ffnNorm.G, ws.dNorm, l.h, blk.ffnNorm.W, l.rstd2, N, d, true)
 	// Attention branch: h = x + Wo Attn(RMSNorm(x)).
 	nn.LinearBackward(ws.dMerged, blk.wo.G, nil, ws.dx, l.merged, blk.wo.W, N, d, d, false)
-	dqH, dkH := nn.HeadMajor(ws.dq, H, L, hd), nn.HeadMajor(ws.dk, H, L, hd)
-	nn.CausalAttentionBackward(dqH, dkH, nn.TokenMajor(ws.dLin3[2*d:], 3*d, L, hd), nn.TokenMajor(ws.dMerged, d, L, hd),
-		nn.HeadMajor(l.q, H, L, hd), nn.HeadMajor(l.k, H, L, hd), nn.HeadMajor(l.v, H, L, hd), l.prob, B, H, L, hd)
+	// The learned angles' gradient reads q, k and their gradients: it runs
+	// a few samples at a time, right after their attention backward, while
+	// those are in cache (read back from memory they cost more than its
+	// arithmetic). Samples are independent: the results do not change.
+	group := B
 	if c.learnedAngles() {
-		angleGrad(&ws.tab, ws.dAngles, l.q, ws.dq, l.k, ws.dk, B, L, H)
+		group = angleGradSamples
+	}
+	R := m.layout.R
+	for b0 := 0; b0 < B; b0 += group {
+		nb := min(group, B-b0)
+		hm := func(s []T) nn.Heads[T] { return nn.HeadMajor(s[b0*H*L*hd:], H, L, hd) }
+		tm := func(s []T, ld int) nn.Heads[T] { return nn.TokenMajor(s[b0*L*ld:], ld, L, hd) }
+		nn.CausalAttentionBackward(hm(ws.dq), hm(ws.dk), tm(ws.dLin3[2*d:], 3*d), tm(ws.dMerged, d),
+			hm(l.q), hm(l.k), hm(l.v), l.prob[b0*H*L*L:], nb, H, L, hd)
+		if c.learnedAngles() {
+			o := b0 * H * L * hd
+			angleGrad(&ws.tab, ws.dAngles[b0*L*R:], l.q[o:], ws.dq[o:], l.k[o:], ws.dk[o:], nb, L, H)
+		}
 	}
 	if c.rotates() {
 		ws.tab.MergeRotateInverse(ws.dLin3, ws.dq, 3*d, B, L, H)
@@ -489,6 +505,10 @@ func (m *Model[T]) blockBackward(ws *Workspace[T], i, B, L int) {
 	nn.LinearBackward(ws.dNorm, blk.wqkv.G, nil, ws.dLin3, l.norm1, blk.wqkv.W, N, d, 3*d, false)
 	nn.RMSNormBackward(ws.dx, blk.attnNorm.G, ws.dNorm, x, blk.attnNorm.W, l.rstd1, N, d, true)
 }
+
+// angleGradSamples is how many samples' attention backward and angle
+// gradient run together.
+var angleGradSamples = 4
 
 // angleGrad accumulates dLoss/dangle from q and k and their gradients
 // (rope.Table.AngleGrad twice, or one vector pass for float32).

@@ -289,6 +289,24 @@ func TestTokenFeatures(t *testing.T) {
 	if p := phase(-3600, secondsPerDay); math.Abs(p-23.0/24) > 1e-15 {
 		t.Errorf("phase(−1 h) = %v, want 23/24", p)
 	}
+	// Whole seconds on both sides of period boundaries, before and after
+	// 1970, and at random: the remainder is exact, the phase in [0, 1).
+	rng := rand.New(rand.NewPCG(3, 3))
+	for i := 0; i < 20000; i++ {
+		for _, period := range []float64{secondsPerDay, secondsPerWeek} {
+			k := float64(rng.IntN(40000) - 20000)
+			ts := []float64{k*period - 1, k * period, k*period + 1, math.Round((rng.Float64()*2 - 1) * 2e9)}
+			for _, ti := range ts {
+				want := math.Mod(ti, period)
+				if want < 0 {
+					want += period
+				}
+				if p := phase(ti, period); p < 0 || p >= 1 || math.Abs(p*period-want) > 1e-9 {
+					t.Fatalf("phase(%v, %v) = %v, want %v/period", ti, period, p, want)
+				}
+			}
+		}
+	}
 }
 
 // The float32 vector pass of the angle gradient matches rope's AngleGrad,
