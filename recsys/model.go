@@ -328,8 +328,12 @@ func (m *Model[T]) positions(ws *Workspace[T], bt *Batch) {
 	if c.learnedAngles() {
 		f, omega, lambda = m.net.forward(&ws.net, ws.feat, N), m.omega.W[:R], float64(m.lambda.W[0])
 	}
-	for r, pos := range ws.pos[:N] {
-		p, row := float64(pos), ws.angles[r*R:(r+1)*R]
+	r0 := 0
+	if f != nil {
+		r0 = learnedAngles(ws.angles, f, omega, ws.pos, lambda, th, N, R)
+	}
+	for r := r0; r < N; r++ {
+		p, row := float64(ws.pos[r]), ws.angles[r*R:(r+1)*R]
 		if f == nil {
 			for j := range row {
 				row[j] = T(lambda * p * th[j])
@@ -446,9 +450,9 @@ func (m *Model[T]) anglesBackward(ws *Workspace[T], N int) {
 	ws.dOmega = grow(ws.dOmega, R)
 	dOmega := ws.dOmega
 	clear(dOmega)
-	var dLambda T
-	for r, pos := range ws.pos[:N] {
-		p, g := float64(pos), ws.dAngles[r*R:(r+1)*R]
+	dLambda, r0 := anglesBackwardFast(dF, dOmega, ws.dAngles, f, omega, ws.pos, th, N, R)
+	for r := r0; r < N; r++ {
+		p, g := float64(ws.pos[r]), ws.dAngles[r*R:(r+1)*R]
 		var dl T
 		for j, gj := range g {
 			dF[j*N+r] = gj * omega[j]
@@ -504,6 +508,29 @@ func (m *Model[T]) blockBackward(ws *Workspace[T], i, B, L int) {
 	}
 	nn.LinearBackward(ws.dNorm, blk.wqkv.G, nil, ws.dLin3, l.norm1, blk.wqkv.W, N, d, 3*d, false)
 	nn.RMSNormBackward(ws.dx, blk.attnNorm.G, ws.dNorm, x, blk.attnNorm.W, l.rstd1, N, d, true)
+}
+
+// learnedAngles is the learned angles' loop of positions for float32 where
+// there is a vector kernel (learnedAnglesVec), returning how many tokens
+// it did.
+func learnedAngles[T tensor.Float](angles, f, omega, pos []T, lambda float64, theta []float64, N, R int) int {
+	if a32, ok := any(angles).([]float32); ok {
+		s := func(x []T) []float32 { return any(x).([]float32) }
+		return learnedAnglesVec(a32, s(f), s(omega), s(pos), lambda, theta, N, R)
+	}
+	return 0
+}
+
+// anglesBackwardFast is anglesBackward's loop for float32 where there is a
+// vector kernel (anglesBackwardVec): it returns λ's gradient so far and
+// how many tokens it did.
+func anglesBackwardFast[T tensor.Float](dF, dOmega, dAngles, f, omega, pos []T, theta []float64, N, R int) (T, int) {
+	if d32, ok := any(dF).([]float32); ok {
+		s := func(x []T) []float32 { return any(x).([]float32) }
+		dl, n := anglesBackwardVec(d32, s(dOmega), s(dAngles), s(f), s(omega), s(pos), theta, N, R)
+		return T(dl), n
+	}
+	return 0, 0
 }
 
 // angleGradSamples is how many samples' attention backward and angle

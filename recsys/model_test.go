@@ -136,50 +136,59 @@ func TestModelGradients(t *testing.T) {
 func TestSirenOmegaZeroIsRoPEIndex(t *testing.T) {
 	d := synthData(6, 11, 2)
 	mustSplit(t, d, events.SplitRule{Rule: events.LeaveOneOut})
-	for _, task := range []string{TaskRanking, TaskNext} {
-		for _, variant := range []string{PosSiren, PosSirenSin, PosSirenMLP} {
-			idx, err := New[float32](testConfig(task, PosIndex, d, 7), d.Items.Of, 4)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sir, err := New[float32](testConfig(task, variant, d, 7), d.Items.Of, 4)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, p := range idx.Params {
-				q := sir.Param(p.Name)
-				if q == nil {
-					t.Fatalf("%s lacks %s", variant, p.Name)
+	// Heads of width 4, and of 16 and 32 (8 and 16 pairs: the float32
+	// vector kernels' widths).
+	for _, size := range [][2]int{{8, 2}, {32, 2}, {64, 2}} {
+		for _, task := range []string{TaskRanking, TaskNext} {
+			for _, variant := range []string{PosSiren, PosSirenSin, PosSirenMLP} {
+				cfg := func(v string) Config {
+					c := testConfig(task, v, d, 7)
+					c.DModel, c.Heads = size[0], size[1]
+					return c
 				}
-				for i := range p.W {
-					if p.W[i] != q.W[i] {
-						t.Fatalf("%s: shared weight %s differs at init", variant, p.Name)
+				idx, err := New[float32](cfg(PosIndex), d.Items.Of, 4)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sir, err := New[float32](cfg(variant), d.Items.Of, 4)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, p := range idx.Params {
+					q := sir.Param(p.Name)
+					if q == nil {
+						t.Fatalf("%s lacks %s", variant, p.Name)
+					}
+					for i := range p.W {
+						if p.W[i] != q.W[i] {
+							t.Fatalf("%s: shared weight %s differs at init", variant, p.Name)
+						}
 					}
 				}
-			}
-			clear(sir.Param("siren.omega").W)
-			bt, err := d.Collate(nil, idx.Windows(d, events.Train), task)
-			if err != nil {
-				t.Fatal(err)
-			}
-			w1, w2 := idx.NewWorkspace(), sir.NewWorkspace()
-			l1, _, err1 := idx.Loss(w1, bt, nil)
-			l2, _, err2 := sir.Loss(w2, bt, nil)
-			if err1 != nil || err2 != nil {
-				t.Fatal(err1, err2)
-			}
-			if l1 != l2 {
-				t.Errorf("%s/%s: loss %v, RoPE on the index %v", task, variant, l2, l1)
-			}
-			for i := range w1.out {
-				if w1.out[i] != w2.out[i] {
-					t.Fatalf("%s/%s: output %d differs: %v vs %v", task, variant, i, w2.out[i], w1.out[i])
+				clear(sir.Param("siren.omega").W)
+				bt, err := d.Collate(nil, idx.Windows(d, events.Train), task)
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-			// And ω ≠ 0 does change them (the test can fail).
-			sir.Param("siren.omega").W[0] = 1
-			if l3, _, _ := sir.Loss(w2, bt, nil); l3 == l1 {
-				t.Errorf("%s/%s: ω ≠ 0 left the loss unchanged", task, variant)
+				w1, w2 := idx.NewWorkspace(), sir.NewWorkspace()
+				l1, _, err1 := idx.Loss(w1, bt, nil)
+				l2, _, err2 := sir.Loss(w2, bt, nil)
+				if err1 != nil || err2 != nil {
+					t.Fatal(err1, err2)
+				}
+				if l1 != l2 {
+					t.Errorf("%s/%s: loss %v, RoPE on the index %v", task, variant, l2, l1)
+				}
+				for i := range w1.out {
+					if w1.out[i] != w2.out[i] {
+						t.Fatalf("%s/%s: output %d differs: %v vs %v", task, variant, i, w2.out[i], w1.out[i])
+					}
+				}
+				// And ω ≠ 0 does change them (the test can fail).
+				sir.Param("siren.omega").W[0] = 1
+				if l3, _, _ := sir.Loss(w2, bt, nil); l3 == l1 {
+					t.Errorf("%s/%s: ω ≠ 0 left the loss unchanged", task, variant)
+				}
 			}
 		}
 	}
@@ -457,6 +466,70 @@ func TestFloat32MatchesFloat64(t *testing.T) {
 					t.Errorf("%s/%s: %s: float32 gradient off by %.3g (largest %.3g)", task, variant, p.Name, worst, scale)
 				}
 			}
+		}
+	}
+}
+
+// The float32 vector kernels of the learned angles (a block of 16 tokens
+// turned between feature-major and token-major in registers) agree with
+// the scalar loops: the angles bit for bit (the same float64 roundings),
+// the gradients to float32 accuracy; for both widths they take and a
+// token count with a scalar tail.
+func TestLearnedAnglesVector(t *testing.T) {
+	for _, R := range []int{8, 16} {
+		N := 16*5 + 7
+		l, err := rope.NewLayout(2*R, 1, 1, 1e5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		th := l.InvTimescale
+		rnd := func(n int, seed uint64) []float32 {
+			x := make([]float32, n)
+			for i, v := range gradcheck.Rand(n, seed) {
+				x[i] = float32(v)
+			}
+			return x
+		}
+		f, omega, dAngles := rnd(R*N, 1), rnd(R, 2), rnd(N*R, 3)
+		pos := make([]float32, N)
+		for i := range pos {
+			pos[i] = float32((i * 7) % 51)
+		}
+		const lambda = 0.93
+		angles := make([]float32, N*R)
+		done := learnedAngles(angles, f, omega, pos, lambda, th, N, R)
+		for r := 0; r < done; r++ {
+			for j := 0; j < R; j++ {
+				want := float32(lambda*float64(pos[r])*th[j] + float64(f[j*N+r])*float64(omega[j]))
+				if angles[r*R+j] != want {
+					t.Fatalf("R %d: angle [%d, %d] = %v, want %v", R, r, j, angles[r*R+j], want)
+				}
+			}
+		}
+		dF, dOmega := make([]float32, R*N), make([]float32, R)
+		dLambda, done2 := anglesBackwardFast(dF, dOmega, dAngles, f, omega, pos, th, N, R)
+		if hasVectorAngles := done > 0; hasVectorAngles != (done2 > 0) || done != done2 || done%16 != 0 || done > N {
+			t.Fatalf("R %d: kernels did %d and %d of %d tokens", R, done, done2, N)
+		}
+		var wantL float64
+		wantO := make([]float64, R)
+		for r := 0; r < done2; r++ {
+			for j := 0; j < R; j++ {
+				g := dAngles[r*R+j]
+				if dF[j*N+r] != g*omega[j] {
+					t.Fatalf("R %d: dF [%d, %d] = %v, want %v", R, j, r, dF[j*N+r], g*omega[j])
+				}
+				wantO[j] += float64(g) * float64(f[j*N+r])
+				wantL += float64(g) * float64(float32(float64(pos[r])*th[j]))
+			}
+		}
+		for j := range wantO {
+			if math.Abs(float64(dOmega[j])-wantO[j]) > 1e-5*(1+math.Abs(wantO[j])) {
+				t.Errorf("R %d: dω[%d] = %v, want %v", R, j, dOmega[j], wantO[j])
+			}
+		}
+		if math.Abs(float64(dLambda)-wantL) > 1e-5*(1+math.Abs(wantL)) {
+			t.Errorf("R %d: dλ = %v, want %v", R, dLambda, wantL)
 		}
 	}
 }

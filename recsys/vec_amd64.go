@@ -247,3 +247,196 @@ func reluGradVec(d, h []float32) int {
 	archsimd.ClearAVXUpperBits()
 	return i
 }
+
+// The learned angles are token-major ([N, R], as the rotation table reads
+// them) and the angle network's output and gradient feature-major ([R, N],
+// tokens along the vector): the kernels below turn a block of 16 tokens
+// from one layout to the other in registers, in log₂R rounds of two-input
+// permutations. Round s holds 2^s pairs of 16/2^s tokens in each of R
+// vectors: vector (j/P)·P + t/T, lane P·(t mod T) + j mod P, for pair j
+// of token t, P = 2^s, T = 16/P.
+func blockLane(s, t, j int) (v, lane int) {
+	P := 1 << s
+	T := 16 / P
+	return j/P*P + t/T, P*(t%T) + j%P
+}
+
+// permStep makes one vector of a round from two of the previous one:
+// out = in[a]·in[b] permuted by idx (lanes 16… from in[b]).
+type permStep struct {
+	a, b int
+	idx  [16]uint32
+}
+
+// blockRounds builds the rounds between feature-major (round 0) and
+// token-major (round log₂R) for R pairs, in either direction.
+func blockRounds(R int, toTokens bool) [][]permStep {
+	K := 0
+	for 1<<K < R {
+		K++
+	}
+	rounds := make([][]permStep, K)
+	for k := range rounds {
+		from, to := k, k+1
+		if !toTokens {
+			from, to = K-k, K-k-1
+		}
+		steps := make([]permStep, R)
+		for i := range steps {
+			steps[i].a, steps[i].b = -1, -1
+		}
+		for t := 0; t < 16; t++ {
+			for j := 0; j < R; j++ {
+				v, l := blockLane(from, t, j)
+				w, m := blockLane(to, t, j)
+				st := &steps[w]
+				switch {
+				case st.a < 0 || st.a == v:
+					st.a, st.idx[m] = v, uint32(l)
+				case st.b < 0 || st.b == v:
+					st.b, st.idx[m] = v, uint32(16+l)
+				default:
+					panic("recsys: a transpose round needs more than two inputs")
+				}
+			}
+		}
+		for i := range steps {
+			if steps[i].b < 0 {
+				steps[i].b = steps[i].a
+			}
+		}
+		rounds[k] = steps
+	}
+	return rounds
+}
+
+// The rounds for R = 8 and 16, the widths the vector kernels take.
+var (
+	toTokens8, toFeatures8   = blockRounds(8, true), blockRounds(8, false)
+	toTokens16, toFeatures16 = blockRounds(16, true), blockRounds(16, false)
+)
+
+// transposeBlock applies rounds to the first R vectors of x (y is
+// scratch) and returns the array holding the result.
+func transposeBlock(x, y *[16]archsimd.Float32x16, rounds [][]permStep) *[16]archsimd.Float32x16 {
+	for _, steps := range rounds {
+		for i := range steps {
+			s := &steps[i]
+			y[i] = x[s.a].ConcatPermute(x[s.b], archsimd.LoadUint32x16(&s.idx))
+		}
+		x, y = y, x
+	}
+	return x
+}
+
+// blockRoundsFor is the two directions' rounds for R pairs (nil: no
+// vector path).
+func blockRoundsFor(R int) (toTokens, toFeatures [][]permStep) {
+	switch R {
+	case 8:
+		return toTokens8, toFeatures8
+	case 16:
+		return toTokens16, toFeatures16
+	}
+	return nil, nil
+}
+
+// learnedAnglesVec writes angles[r, j] = float32(λ·p_r·θ_j + f[j, r]·ω_j),
+// in float64 as the scalar loop does (the same roundings, so ω = 0 gives
+// RoPE on the index bit for bit), for the leading 16-token blocks of N,
+// and returns how many tokens it did: none without AVX-512 or unless R is
+// 8 or 16.
+func learnedAnglesVec(angles, f, omega, pos []float32, lambda float64, theta []float64, N, R int) int {
+	var x, y [16]archsimd.Float32x16 // zeroed here: zeroing them later would be legacy SSE
+	toTok, _ := blockRoundsFor(R)
+	if !hasAVX512 || toTok == nil {
+		return 0
+	}
+	// Broadcast operands in memory, written before any vector code: a
+	// scalar load or conversion between vector instructions would be
+	// legacy SSE.
+	var thB, omB [16][8]float64
+	lam := [8]float64{lambda, lambda, lambda, lambda, lambda, lambda, lambda, lambda}
+	for j := 0; j < R; j++ {
+		for i := range 8 {
+			thB[j][i], omB[j][i] = theta[j], float64(omega[j])
+		}
+	}
+	vl := archsimd.LoadFloat64x8(&lam)
+	nb := N &^ 15
+	for r0 := 0; r0 < nb; r0 += 16 {
+		p := archsimd.LoadFloat32x16Slice(pos[r0:])
+		lp0, lp1 := p.GetLo().ConvertToFloat64().Mul(vl), p.GetHi().ConvertToFloat64().Mul(vl)
+		for j := 0; j < R; j++ {
+			th, om := archsimd.LoadFloat64x8(&thB[j]), archsimd.LoadFloat64x8(&omB[j])
+			fj := archsimd.LoadFloat32x16Slice(f[j*N+r0:])
+			a0 := lp0.Mul(th).Add(fj.GetLo().ConvertToFloat64().Mul(om)).ConvertToFloat32()
+			a1 := lp1.Mul(th).Add(fj.GetHi().ConvertToFloat64().Mul(om)).ConvertToFloat32()
+			x[j] = x[j].SetLo(a0).SetHi(a1)
+		}
+		out := transposeBlock(&x, &y, toTok)
+		blk := angles[r0*R : (r0+16)*R]
+		for v := 0; v < R; v++ {
+			out[v].StoreSlice(blk[16*v:])
+		}
+	}
+	archsimd.ClearAVXUpperBits()
+	return nb
+}
+
+// anglesBackwardVec is the scalar loop of Model.anglesBackward for the
+// leading 16-token blocks of N — dF[j, r] = g[r, j]·ω_j, dOmega[j] +=
+// Σ_r g[r, j]·f[j, r], and the returned Σ g[r, j]·float32(p_r·θ_j) for λ
+// — and reports how many tokens it did: none without AVX-512 or unless R
+// is 8 or 16.
+func anglesBackwardVec(dF, dOmega, dAngles, f, omega, pos []float32, theta []float64, N, R int) (dLambda float32, done int) {
+	var x, y, accO [16]archsimd.Float32x16 // zeroed here: zeroing them later would be legacy SSE
+	var accL archsimd.Float32x16
+	var sums [17][16]float32
+	_, toFeat := blockRoundsFor(R)
+	if !hasAVX512 || toFeat == nil {
+		return 0, 0
+	}
+	var thB [16][8]float64
+	var omB [16][16]float32
+	for j := 0; j < R; j++ {
+		for i := range 8 {
+			thB[j][i] = theta[j]
+		}
+		for i := range 16 {
+			omB[j][i] = omega[j]
+		}
+	}
+	nb := N &^ 15
+	for r0 := 0; r0 < nb; r0 += 16 {
+		blk := dAngles[r0*R : (r0+16)*R]
+		for v := 0; v < R; v++ {
+			x[v] = archsimd.LoadFloat32x16Slice(blk[16*v:])
+		}
+		g := transposeBlock(&x, &y, toFeat)
+		p := archsimd.LoadFloat32x16Slice(pos[r0:])
+		p0, p1 := p.GetLo().ConvertToFloat64(), p.GetHi().ConvertToFloat64()
+		for j := 0; j < R; j++ {
+			gj, fj := g[j], archsimd.LoadFloat32x16Slice(f[j*N+r0:])
+			gj.Mul(archsimd.LoadFloat32x16(&omB[j])).StoreSlice(dF[j*N+r0:])
+			accO[j] = gj.MulAdd(fj, accO[j])
+			th := archsimd.LoadFloat64x8(&thB[j])
+			pth := gj.SetLo(p0.Mul(th).ConvertToFloat32()).SetHi(p1.Mul(th).ConvertToFloat32())
+			accL = gj.MulAdd(pth, accL)
+		}
+	}
+	for j := 0; j < R; j++ {
+		accO[j].Store(&sums[j])
+	}
+	accL.Store(&sums[16])
+	archsimd.ClearAVXUpperBits()
+	for j := 0; j < R; j++ {
+		for _, v := range sums[j] {
+			dOmega[j] += v
+		}
+	}
+	for _, v := range sums[16] {
+		dLambda += v
+	}
+	return dLambda, nb
+}

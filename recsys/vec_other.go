@@ -16,3 +16,13 @@ func reluVec(out, pre []float32) int { return 0 }
 
 // reluGradVec has no vector path in this build.
 func reluGradVec(d, h []float32) int { return 0 }
+
+// learnedAnglesVec has no vector path in this build.
+func learnedAnglesVec(angles, f, omega, pos []float32, lambda float64, theta []float64, N, R int) int {
+	return 0
+}
+
+// anglesBackwardVec has no vector path in this build.
+func anglesBackwardVec(dF, dOmega, dAngles, f, omega, pos []float32, theta []float64, N, R int) (float32, int) {
+	return 0, 0
+}
