@@ -534,8 +534,9 @@ func anglesBackwardFast[T tensor.Float](dF, dOmega, dAngles, f, omega, pos []T, 
 }
 
 // angleGradSamples is how many samples' attention backward and angle
-// gradient run together.
-var angleGradSamples = 4
+// gradient run together: their q, k, v, probabilities and gradients,
+// about 70 kB a sample at the experiment's size, stay in cache.
+const angleGradSamples = 4
 
 // angleGrad accumulates dLoss/dangle from q and k and their gradients
 // (rope.Table.AngleGrad twice, or one vector pass for float32).

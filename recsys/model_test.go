@@ -318,9 +318,9 @@ func TestTokenFeatures(t *testing.T) {
 	}
 }
 
-// The float32 vector pass of the angle gradient matches rope's AngleGrad,
-// for each of its layouts: a whole head row per vector (hd 16), 16 pairs
-// (hd 32) and 8 pairs (hd 48) per vector.
+// The float32 angle gradient matches rope's AngleGrad, for each layout of
+// its vector pass — a whole head row per vector (hd 16), 16 pairs per
+// vector (hd 32) — and where it has none (hd 48).
 func TestAngleGradVector(t *testing.T) {
 	for _, hd := range []int{16, 32, 48} {
 		B, L, H := 3, 5, 2

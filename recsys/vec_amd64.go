@@ -73,17 +73,10 @@ func sineVec(out, deriv, pre []float32, w0 float32) int {
 	return i
 }
 
-// angleGradAcc adds g₂·y₁ − g₁·y₂ for the 8 pairs at off to acc. A function the
-// compiler inlines rather than a loop over {q, k}: copying the loop's
-// slice pairs took legacy-SSE moves with dirty upper state.
-func angleGradAcc(acc archsimd.Float32x8, y, g []float32, off, half int) archsimd.Float32x8 {
-	y1, y2 := archsimd.LoadFloat32x8Slice(y[off:]), archsimd.LoadFloat32x8Slice(y[off+half:])
-	g1, g2 := archsimd.LoadFloat32x8Slice(g[off:]), archsimd.LoadFloat32x8Slice(g[off+half:])
-	return g2.MulAdd(y1, acc).Sub(g1.Mul(y2))
-}
-
-// angleGradAcc16 is angleGradAcc for 16 pairs.
-func angleGradAcc16(acc archsimd.Float32x16, y, g []float32, off, half int) archsimd.Float32x16 {
+// angleGradAcc adds g₂·y₁ − g₁·y₂ for the 16 pairs at off to acc. A
+// function the compiler inlines rather than a loop over {q, k}: copying
+// the loop's slice pairs took legacy-SSE moves with dirty upper state.
+func angleGradAcc(acc archsimd.Float32x16, y, g []float32, off, half int) archsimd.Float32x16 {
 	y1, y2 := archsimd.LoadFloat32x16Slice(y[off:]), archsimd.LoadFloat32x16Slice(y[off+half:])
 	g1, g2 := archsimd.LoadFloat32x16Slice(g[off:]), archsimd.LoadFloat32x16Slice(g[off+half:])
 	return g2.MulAdd(y1, acc).Sub(g1.Mul(y2))
@@ -95,14 +88,14 @@ var swapHalves = [16]uint32{8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7
 // angleGradVec is rope.Table.AngleGrad for q and k in one pass:
 // dAngles[r, j] += Σ_heads (g₂·y₁ − g₁·y₂) over the rotated pairs (y₁, y₂) =
 // (y[j], y[j+hd/2]) of q (gradient dq) and of k (dk), all head-major
-// [B,H,L,hd]: 16 pairs per vector where hd/2 is a multiple of 16, 8 pairs
-// where it is a multiple of 8, and for hd = 16 (the recsys experiment's
-// heads) a whole head row per vector, g ⊙ swap(y) = [g₁·y₂ | g₂·y₁] summed
-// over heads, the halves' difference at the end. It reports false, doing
-// nothing, unless every pair rotates (R = hd/2) and R is a multiple of 8.
+// [B,H,L,hd]: 16 pairs per vector where hd/2 is a multiple of 16, and for
+// hd = 16 (the recsys experiment's heads) a whole head row per vector,
+// g ⊙ swap(y) = [g₁·y₂ | g₂·y₁] summed over heads, the halves' difference
+// at the end. It reports false, doing nothing, unless every pair rotates
+// (R = hd/2) and R is 8 or a multiple of 16.
 func angleGradVec(dAngles, yq, dq, yk, dk []float32, B, L, H, hd, R int) bool {
 	half := hd / 2
-	if !hasAVX512 || R != half || R%8 != 0 {
+	if !hasAVX512 || R != half || R != 8 && R%16 != 0 {
 		return false
 	}
 	switch {
@@ -120,26 +113,12 @@ func angleGradVec(dAngles, yq, dq, yk, dk []float32, B, L, H, hd, R int) bool {
 			da := dAngles[r*8:]
 			archsimd.LoadFloat32x8Slice(da).Add(acc.GetHi().Sub(acc.GetLo())).StoreSlice(da)
 		}
-	case half%16 == 0:
+	default:
 		for r := 0; r < B*L; r++ {
 			b, i := r/L, r%L
 			da := dAngles[r*R : (r+1)*R]
 			for j := 0; j < R; j += 16 {
 				acc := archsimd.LoadFloat32x16Slice(da[j:])
-				for h := 0; h < H; h++ {
-					off := ((b*H+h)*L+i)*hd + j
-					acc = angleGradAcc16(acc, yq, dq, off, half)
-					acc = angleGradAcc16(acc, yk, dk, off, half)
-				}
-				acc.StoreSlice(da[j:])
-			}
-		}
-	default:
-		for r := 0; r < B*L; r++ {
-			b, i := r/L, r%L
-			da := dAngles[r*R : (r+1)*R]
-			for j := 0; j < R; j += 8 {
-				acc := archsimd.LoadFloat32x8Slice(da[j:])
 				for h := 0; h < H; h++ {
 					off := ((b*H+h)*L+i)*hd + j
 					acc = angleGradAcc(acc, yq, dq, off, half)
