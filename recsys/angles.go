@@ -26,15 +26,27 @@ const (
 	secondsPerYear = 365.25 * secondsPerDay
 )
 
-// tokenFeatures writes the features of token r — slot k of a window of
-// capacity maxLen, at time t — into column r of x [numFeatures, n], with
-// the day and week angles in rows 2 and 4; cycleFeatures then turns those
-// into their sines and cosines, for every token at once.
-func tokenFeatures[T tensor.Float](x []T, n, r, k, maxLen int, t float64) {
-	x[r] = T(float64(maxLen-1-k) / float64(maxLen-1))
-	x[n+r] = T(t*(1/secondsPerYear) - 55)
-	x[2*n+r] = T(2 * math.Pi * phase(t, secondsPerDay))
-	x[4*n+r] = T(2 * math.Pi * phase(t, secondsPerWeek))
+// windowFeatures writes the features of the tokens of windows of L slots
+// (capacity maxLen) at times ts into x [numFeatures, n]: the order in row
+// 0, the day and week angles in rows 2 and 4, which cycleFeatures then
+// turns into their sines and cosines for every token at once.
+func windowFeatures[T tensor.Float](x []T, n, L, maxLen int, ts []float64) {
+	for k := 0; k < L; k++ {
+		x[k] = T(float64(maxLen-1-k) / float64(maxLen-1))
+	}
+	for r0 := L; r0 < n; r0 += L {
+		copy(x[r0:r0+L], x[:L])
+	}
+	r := 0
+	if x32, ok := any(x).([]float32); ok {
+		r = timeFeaturesVec(x32, n, ts)
+	}
+	for ; r < n; r++ {
+		t := ts[r]
+		x[n+r] = T(t*(1/secondsPerYear) - 55)
+		x[2*n+r] = T(2 * math.Pi * phase(t, secondsPerDay))
+		x[4*n+r] = T(2 * math.Pi * phase(t, secondsPerWeek))
+	}
 }
 
 // cycleFeatures replaces the angles in rows 2 and 4 of x [numFeatures, n]

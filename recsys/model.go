@@ -236,11 +236,7 @@ func (m *Model[T]) forward(ws *Workspace[T], bt *Batch) error {
 		return err
 	}
 	if c.sirenNet() {
-		for r0 := 0; r0 < N; r0 += L {
-			for k, t := range bt.Time[r0 : r0+L] {
-				tokenFeatures(ws.feat, N, r0+k, k, c.MaxLen, t)
-			}
-		}
+		windowFeatures(ws.feat, N, L, c.MaxLen, bt.Time)
 		cycleFeatures(ws.feat, N)
 		fill(ws.feat[numFeatures*N:featureRows*N], 1)
 	}

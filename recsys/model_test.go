@@ -283,15 +283,16 @@ func TestSineFloat32(t *testing.T) {
 }
 
 func TestTokenFeatures(t *testing.T) {
-	x := make([]float64, 2*numFeatures)
-	// Thursday 1970-01-01 06:00 UTC, token 2 of a 5-slot window, written
-	// into column 1 of a [6, 2] feature matrix.
-	tokenFeatures(x, 2, 1, 2, 5, 6*3600)
-	cycleFeatures(x, 2)
+	x := make([]float64, 3*numFeatures)
+	// A window of 3 slots of a model taking 5, its last token on Thursday
+	// 1970-01-01 06:00 UTC, its first at 00:00.
+	windowFeatures(x, 3, 3, 5, []float64{0, 0, 6 * 3600})
+	cycleFeatures(x, 3)
 	want := []float64{0.5, 6*3600/secondsPerYear - 55, 1, 0, math.Sin(2 * math.Pi / 28), math.Cos(2 * math.Pi / 28)}
+	want0 := []float64{1, -55, 0, 1, 0, 1}
 	for i := range want {
-		if math.Abs(x[2*i+1]-want[i]) > 1e-12 || x[2*i] != []float64{0, 0, 0, 1, 0, 1}[i] {
-			t.Errorf("feature %d = %v, want %v (column 0: %v, the features of zeros)", i, x[2*i+1], want[i], x[2*i])
+		if math.Abs(x[3*i+2]-want[i]) > 1e-12 || math.Abs(x[3*i]-want0[i]) > 1e-12 {
+			t.Errorf("feature %d = %v, want %v (first token: %v, want %v)", i, x[3*i+2], want[i], x[3*i], want0[i])
 		}
 	}
 	// A negative time (before 1970) still gets a phase in [0, 1).
@@ -530,6 +531,35 @@ func TestLearnedAnglesVector(t *testing.T) {
 		}
 		if math.Abs(float64(dLambda)-wantL) > 1e-5*(1+math.Abs(wantL)) {
 			t.Errorf("R %d: dλ = %v, want %v", R, dLambda, wantL)
+		}
+	}
+}
+
+// The float32 features (the vector kernel for the time features where
+// there is one) are the float64 ones rounded, bit for bit: the same
+// float64 operations in the same order.
+func TestWindowFeaturesFloat32(t *testing.T) {
+	const L, n = 7, 7 * 13 // 91 tokens: 11 blocks of 8 and a tail
+	rng := rand.New(rand.NewPCG(4, 4))
+	ts := make([]float64, n)
+	for i := range ts {
+		ts[i] = math.Round(rng.Float64() * 2e9) // 1970–2033, whole seconds
+		if i%5 == 0 {
+			ts[i] = -ts[i] / 7 // before 1970
+		}
+		if i%11 == 0 {
+			ts[i] += 0.37 // fractional
+		}
+	}
+	ts[3] = 3 * secondsPerWeek // on a period boundary
+	x64, x32 := make([]float64, n*numFeatures), make([]float32, n*numFeatures)
+	windowFeatures(x64, n, L, 9, ts)
+	windowFeatures(x32, n, L, 9, ts)
+	for _, row := range []int{0, 1, 2, 4} {
+		for r := 0; r < n; r++ {
+			if want := float32(x64[row*n+r]); x32[row*n+r] != want {
+				t.Fatalf("row %d, token %d (t = %v): %v, want %v", row, r, ts[r], x32[row*n+r], want)
+			}
 		}
 	}
 }

@@ -419,3 +419,41 @@ func anglesBackwardVec(dF, dOmega, dAngles, f, omega, pos []float32, theta []flo
 	}
 	return dLambda, nb
 }
+
+// timeFeaturesVec writes the time features of windowFeatures — rows 1, 2
+// and 4 of x [numFeatures, n] for the tokens at times ts — for the leading
+// 8-token blocks, with the scalar loop's float64 operations in the same
+// order (the same features bit for bit), and returns how many tokens it
+// did.
+func timeFeaturesVec(x []float32, n int, ts []float64) int {
+	if !hasAVX512 {
+		return 0
+	}
+	// Constants in memory, written before any vector code (1.0/: the
+	// periods are untyped integer constants).
+	var c [8][8]float64
+	for i, v := range []float64{1 / secondsPerYear, 55, secondsPerDay, 1.0 / secondsPerDay, secondsPerWeek, 1.0 / secondsPerWeek, 2 * math.Pi, 0} {
+		for l := range c[i] {
+			c[i][l] = v
+		}
+	}
+	ld := func(i int) archsimd.Float64x8 { return archsimd.LoadFloat64x8(&c[i]) }
+	invYear, c55, day, invDay, week, invWeek, twoPi, zero := ld(0), ld(1), ld(2), ld(3), ld(4), ld(5), ld(6), ld(7)
+	// phase's steps: truncate, one period back up if below 0 or down if
+	// at or past it.
+	phase := func(t, p, inv archsimd.Float64x8) archsimd.Float64x8 {
+		rem := t.Sub(t.Mul(inv).TruncScaled(0).Mul(p))
+		rem = rem.Add(p).Merge(rem, rem.Less(zero))
+		rem = rem.Sub(p).Merge(rem, rem.GreaterEqual(p))
+		return twoPi.Mul(rem.Mul(inv))
+	}
+	r := 0
+	for ; r+8 <= n; r += 8 {
+		t := archsimd.LoadFloat64x8Slice(ts[r:])
+		t.Mul(invYear).Sub(c55).ConvertToFloat32().StoreSlice(x[n+r:])
+		phase(t, day, invDay).ConvertToFloat32().StoreSlice(x[2*n+r:])
+		phase(t, week, invWeek).ConvertToFloat32().StoreSlice(x[4*n+r:])
+	}
+	archsimd.ClearAVXUpperBits()
+	return r
+}

@@ -26,3 +26,6 @@ func learnedAnglesVec(angles, f, omega, pos []float32, lambda float64, theta []f
 func anglesBackwardVec(dF, dOmega, dAngles, f, omega, pos []float32, theta []float64, N, R int) (float32, int) {
 	return 0, 0
 }
+
+// timeFeaturesVec has no vector path in this build.
+func timeFeaturesVec(x []float32, n int, ts []float64) int { return 0 }
