@@ -437,6 +437,9 @@ func TestFloat32MatchesFloat64(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if n := bt.B * bt.L; n < 32 || n%16 == 0 {
+				t.Fatalf("%d tokens: want 16-token blocks and a tail", n)
+			}
 			w64, w32 := m64.NewWorkspace(), m32.NewWorkspace()
 			m64.ZeroGrad()
 			m32.ZeroGrad()
