@@ -478,22 +478,26 @@ func (m *Model[T]) blockBackward(ws *Workspace[T], i, B, L int) {
 	// The learned angles' gradient reads q, k and their gradients: it runs
 	// a few samples at a time, right after their attention backward, while
 	// those are in cache (read back from memory they cost more than its
-	// arithmetic). Samples are independent: the results do not change.
-	group := B
-	if c.learnedAngles() {
-		group = angleGradSamples
-	}
-	R := m.layout.R
-	for b0 := 0; b0 < B; b0 += group {
-		nb := min(group, B-b0)
+	// arithmetic), the groups spread over the cores. Samples are
+	// independent: the results do not change.
+	attention := func(b0, nb int) {
 		hm := func(s []T) nn.Heads[T] { return nn.HeadMajor(s[b0*H*L*hd:], H, L, hd) }
 		tm := func(s []T, ld int) nn.Heads[T] { return nn.TokenMajor(s[b0*L*ld:], ld, L, hd) }
 		nn.CausalAttentionBackward(hm(ws.dq), hm(ws.dk), tm(ws.dLin3[2*d:], 3*d), tm(ws.dMerged, d),
 			hm(l.q), hm(l.k), hm(l.v), l.prob[b0*H*L*L:], nb, H, L, hd)
-		if c.learnedAngles() {
-			o := b0 * H * L * hd
-			angleGrad(&ws.tab, ws.dAngles[b0*L*R:], l.q[o:], ws.dq[o:], l.k[o:], ws.dk[o:], nb, L, H)
-		}
+	}
+	if c.learnedAngles() {
+		R, g := m.layout.R, angleGradSamples
+		tensor.ParallelFor((B+g-1)/g, 1, func(lo, hi int) {
+			for b0 := lo * g; b0 < min(hi*g, B); b0 += g {
+				nb := min(g, B-b0)
+				attention(b0, nb)
+				o := b0 * H * L * hd
+				angleGrad(&ws.tab, ws.dAngles[b0*L*R:], l.q[o:], ws.dq[o:], l.k[o:], ws.dk[o:], nb, L, H)
+			}
+		})
+	} else {
+		attention(0, B)
 	}
 	if c.rotates() {
 		ws.tab.MergeRotateInverse(ws.dLin3, ws.dq, 3*d, B, L, H)
