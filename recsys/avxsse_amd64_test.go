@@ -14,5 +14,5 @@ import (
 // TestNoSSEAfterAVX checks this package's machine code, as linked into the
 // test binary, for the AVX-512 → SSE transition penalty (package avxaudit).
 func TestNoSSEAfterAVX(t *testing.T) {
-	avxaudit.Check(t, "romae/recsys.", 2) // sineVec, angleGradVec
+	avxaudit.Check(t, "romae/recsys.", 7) // sineVec, angleGradVec, gram2x4, reluVec, reluGradVec, learnedAnglesVec, anglesBackwardVec (and more where not inlined)
 }

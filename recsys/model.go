@@ -156,7 +156,7 @@ type Workspace[T tensor.Float] struct {
 	B, L int
 	bt   *Batch
 
-	feat []T // [numFeatures, N] (feature-major, as the angle network reads it)
+	feat []T // [featureRows, N]: the features, then 1s (feature-major, as the angle network reads it)
 	net  netActs[T]
 	pos  []T // [N] rotation positions
 	tab  rope.Table[T]
@@ -176,6 +176,7 @@ type Workspace[T tensor.Float] struct {
 	scores, dSc   []T // next: [n, candidates]
 	candE, dCandE []T
 	dPos          []T
+	dOmega        []T // [R]
 	negatives     []int32
 	nScored       int
 }
@@ -213,7 +214,7 @@ func (ws *Workspace[T]) resize(m *Model[T], B, L int) {
 	}
 	ws.lin3, ws.dLin3 = grow(ws.lin3, 3*N*d), grow(ws.dLin3, 3*N*d)
 	ws.dPre, ws.dAct = grow(ws.dPre, N*c.FFN), grow(ws.dAct, N*c.FFN)
-	ws.rstd, ws.feat, ws.pos = grow(ws.rstd, N), grow(ws.feat, N*numFeatures), grow(ws.pos, N)
+	ws.rstd, ws.feat, ws.pos = grow(ws.rstd, N), grow(ws.feat, N*featureRows), grow(ws.pos, N)
 	ws.logit, ws.dLogit = grow(ws.logit, N), grow(ws.dLogit, N)
 }
 
@@ -235,10 +236,9 @@ func (m *Model[T]) forward(ws *Workspace[T], bt *Batch) error {
 		return err
 	}
 	if c.sirenNet() {
-		for r := 0; r < N; r++ {
-			tokenFeatures(ws.feat, N, r, r%L, c.MaxLen, bt.Time[r])
-		}
+		windowFeatures(ws.feat, N, L, c.MaxLen, bt.Time)
 		cycleFeatures(ws.feat, N)
+		fill(ws.feat[numFeatures*N:featureRows*N], 1)
 	}
 	if c.Variant == PosSirenEmb {
 		f := m.net.forward(&ws.net, ws.feat, N) // [d, N]
@@ -317,21 +317,27 @@ func (m *Model[T]) positions(ws *Workspace[T], bt *Batch) {
 		ws.tab.Compute(m.layout, ws.pos, N)
 		return
 	}
-	R := m.layout.R
+	R, th := m.layout.R, m.layout.InvTimescale
 	ws.angles, ws.dAngles = grow(ws.angles, N*R), grow(ws.dAngles, N*R)
-	var f []T // [R, N]
+	var f, omega []T // [R, N], [R]
 	lambda := 1.0
 	if c.learnedAngles() {
-		f, lambda = m.net.forward(&ws.net, ws.feat, N), float64(m.lambda.W[0])
+		f, omega, lambda = m.net.forward(&ws.net, ws.feat, N), m.omega.W[:R], float64(m.lambda.W[0])
 	}
-	for r := 0; r < N; r++ {
-		p := float64(ws.pos[r])
-		for j, th := range m.layout.InvTimescale {
-			a := lambda * p * th
-			if f != nil {
-				a += float64(f[j*N+r]) * float64(m.omega.W[j])
+	r0 := 0
+	if f != nil {
+		r0 = learnedAngles(ws.angles, f, omega, ws.pos, lambda, th, N, R)
+	}
+	for r := r0; r < N; r++ {
+		p, row := float64(ws.pos[r]), ws.angles[r*R:(r+1)*R]
+		if f == nil {
+			for j := range row {
+				row[j] = T(lambda * p * th[j])
 			}
-			ws.angles[r*R+j] = T(a)
+			continue
+		}
+		for j := range row {
+			row[j] = T(lambda*p*th[j] + float64(f[j*N+r])*float64(omega[j]))
 		}
 	}
 	setAngles(&ws.tab, m.layout, ws.angles, N)
@@ -431,19 +437,28 @@ func (m *Model[T]) backward(ws *Workspace[T]) {
 
 // anglesBackward sends dLoss/dΘ into ω, λ and the angle network.
 func (m *Model[T]) anglesBackward(ws *Workspace[T], N int) {
-	R := m.layout.R
-	f := ws.net.f // [R, N]
-	dF := grow(ws.net.dF, R*N)
-	ws.net.dF = dF
-	for r := 0; r < N; r++ {
-		p := float64(ws.pos[r])
-		for j, th := range m.layout.InvTimescale {
-			g := ws.dAngles[r*R+j]
-			dF[j*N+r] = g * m.omega.W[j]
-			m.omega.G[j] += g * f[j*N+r]
-			m.lambda.G[0] += g * T(p*th)
+	R, th := m.layout.R, m.layout.InvTimescale
+	f, omega := ws.net.f, m.omega.W[:R] // [R, N], [R]
+	ws.net.dF = grow(ws.net.dF, R*N)
+	dF := ws.net.dF
+	// Local sums: accumulating into the parameters' gradients in memory
+	// chains every term through a store and a load.
+	ws.dOmega = grow(ws.dOmega, R)
+	dOmega := ws.dOmega
+	clear(dOmega)
+	dLambda, r0 := anglesBackwardFast(dF, dOmega, ws.dAngles, f, omega, ws.pos, th, N, R)
+	for r := r0; r < N; r++ {
+		p, g := float64(ws.pos[r]), ws.dAngles[r*R:(r+1)*R]
+		var dl T
+		for j, gj := range g {
+			dF[j*N+r] = gj * omega[j]
+			dOmega[j] += gj * f[j*N+r]
+			dl += gj * T(p*th[j])
 		}
+		dLambda += dl
 	}
+	addScaled(m.omega.G[:R], dOmega, 1)
+	m.lambda.G[0] += dLambda
 	m.net.backward(&ws.net, ws.feat, dF)
 }
 
@@ -460,11 +475,29 @@ func (m *Model[T]) blockBackward(ws *Workspace[T], i, B, L int) {
 	nn.RMSNormBackward(ws.dx, blk.ffnNorm.G, ws.dNorm, l.h, blk.ffnNorm.W, l.rstd2, N, d, true)
 	// Attention branch: h = x + Wo Attn(RMSNorm(x)).
 	nn.LinearBackward(ws.dMerged, blk.wo.G, nil, ws.dx, l.merged, blk.wo.W, N, d, d, false)
-	dqH, dkH := nn.HeadMajor(ws.dq, H, L, hd), nn.HeadMajor(ws.dk, H, L, hd)
-	nn.CausalAttentionBackward(dqH, dkH, nn.TokenMajor(ws.dLin3[2*d:], 3*d, L, hd), nn.TokenMajor(ws.dMerged, d, L, hd),
-		nn.HeadMajor(l.q, H, L, hd), nn.HeadMajor(l.k, H, L, hd), nn.HeadMajor(l.v, H, L, hd), l.prob, B, H, L, hd)
+	// The learned angles' gradient reads q, k and their gradients: it runs
+	// a few samples at a time, right after their attention backward, while
+	// those are in cache (read back from memory they cost more than its
+	// arithmetic), the groups spread over the cores. Samples are
+	// independent: the results do not change.
+	attention := func(b0, nb int) {
+		hm := func(s []T) nn.Heads[T] { return nn.HeadMajor(s[b0*H*L*hd:], H, L, hd) }
+		tm := func(s []T, ld int) nn.Heads[T] { return nn.TokenMajor(s[b0*L*ld:], ld, L, hd) }
+		nn.CausalAttentionBackward(hm(ws.dq), hm(ws.dk), tm(ws.dLin3[2*d:], 3*d), tm(ws.dMerged, d),
+			hm(l.q), hm(l.k), hm(l.v), l.prob[b0*H*L*L:], nb, H, L, hd)
+	}
 	if c.learnedAngles() {
-		angleGrad(&ws.tab, ws.dAngles, l.q, ws.dq, l.k, ws.dk, B, L, H)
+		R, g := m.layout.R, angleGradSamples
+		tensor.ParallelFor((B+g-1)/g, 1, func(lo, hi int) {
+			for b0 := lo * g; b0 < min(hi*g, B); b0 += g {
+				nb := min(g, B-b0)
+				attention(b0, nb)
+				o := b0 * H * L * hd
+				angleGrad(&ws.tab, ws.dAngles[b0*L*R:], l.q[o:], ws.dq[o:], l.k[o:], ws.dk[o:], nb, L, H)
+			}
+		})
+	} else {
+		attention(0, B)
 	}
 	if c.rotates() {
 		ws.tab.MergeRotateInverse(ws.dLin3, ws.dq, 3*d, B, L, H)
@@ -476,6 +509,34 @@ func (m *Model[T]) blockBackward(ws *Workspace[T], i, B, L int) {
 	nn.LinearBackward(ws.dNorm, blk.wqkv.G, nil, ws.dLin3, l.norm1, blk.wqkv.W, N, d, 3*d, false)
 	nn.RMSNormBackward(ws.dx, blk.attnNorm.G, ws.dNorm, x, blk.attnNorm.W, l.rstd1, N, d, true)
 }
+
+// learnedAngles is the learned angles' loop of positions for float32 where
+// there is a vector kernel (learnedAnglesVec), returning how many tokens
+// it did.
+func learnedAngles[T tensor.Float](angles, f, omega, pos []T, lambda float64, theta []float64, N, R int) int {
+	if a32, ok := any(angles).([]float32); ok {
+		s := func(x []T) []float32 { return any(x).([]float32) }
+		return learnedAnglesVec(a32, s(f), s(omega), s(pos), lambda, theta, N, R)
+	}
+	return 0
+}
+
+// anglesBackwardFast is anglesBackward's loop for float32 where there is a
+// vector kernel (anglesBackwardVec): it returns λ's gradient so far and
+// how many tokens it did.
+func anglesBackwardFast[T tensor.Float](dF, dOmega, dAngles, f, omega, pos []T, theta []float64, N, R int) (T, int) {
+	if d32, ok := any(dF).([]float32); ok {
+		s := func(x []T) []float32 { return any(x).([]float32) }
+		dl, n := anglesBackwardVec(d32, s(dOmega), s(dAngles), s(f), s(omega), s(pos), theta, N, R)
+		return T(dl), n
+	}
+	return 0, 0
+}
+
+// angleGradSamples is how many samples' attention backward and angle
+// gradient run together: their q, k, v, probabilities and gradients,
+// about 70 kB a sample at the experiment's size, stay in cache.
+const angleGradSamples = 4
 
 // angleGrad accumulates dLoss/dangle from q and k and their gradients
 // (rope.Table.AngleGrad twice, or one vector pass for float32).
