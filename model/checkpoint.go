@@ -31,19 +31,28 @@ func (m *Model[T]) Save(path string, meta map[string]string, extra []*ckpt.Tenso
 	for k, v := range meta {
 		md[k] = v
 	}
+	tensors := m.paramTensors("")
 	if len(m.others) > 0 {
 		md[metaEnsemble] = fmt.Sprint(m.Members())
-		extra = append(m.ensembleTensors(), extra...)
+		for k, o := range m.others {
+			tensors = append(tensors, o.paramTensors(fmt.Sprintf(memberTensors, k+1))...)
+		}
 	}
-	tensors := make([]*ckpt.Tensor, 0, len(m.Params)+len(extra))
+	return ckpt.WriteFile(path, append(tensors, extra...), md)
+}
+
+// paramTensors is every parameter as a float32 tensor named prefix + its
+// name.
+func (m *Model[T]) paramTensors(prefix string) []*ckpt.Tensor {
+	tensors := make([]*ckpt.Tensor, 0, len(m.Params))
 	for _, p := range m.Params {
 		w := make([]float32, len(p.W))
 		for i, v := range p.W {
 			w[i] = float32(v)
 		}
-		tensors = append(tensors, ckpt.F32Tensor(p.Name, p.Shape, w))
+		tensors = append(tensors, ckpt.F32Tensor(prefix+p.Name, p.Shape, w))
 	}
-	return ckpt.WriteFile(path, append(tensors, extra...), md)
+	return tensors
 }
 
 // Checkpoint is what Load read besides the model: the file (for optimiser

@@ -74,22 +74,6 @@ func (m *Model[T]) ensembleForward(ws *Workspace[T], bt *data.Batch, opt LossOpt
 	return m.taskLoss(ws, bt, opt)
 }
 
-// ensembleTensors is the other members' weights under their prefixes.
-func (m *Model[T]) ensembleTensors() []*ckpt.Tensor {
-	var out []*ckpt.Tensor
-	for k, o := range m.others {
-		prefix := fmt.Sprintf(memberTensors, k+1)
-		for _, p := range o.Params {
-			w := make([]float32, len(p.W))
-			for i, v := range p.W {
-				w[i] = float32(v)
-			}
-			out = append(out, ckpt.F32Tensor(prefix+p.Name, p.Shape, w))
-		}
-	}
-	return out
-}
-
 // ensembleSize reads the member count of a checkpoint's metadata (1 when
 // absent).
 func ensembleSize(meta map[string]string, path string) (int, error) {
