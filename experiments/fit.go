@@ -114,7 +114,7 @@ func foldsFinetune(ctx context.Context, o *Options, r *Result, tag string, c mod
 	ft train.Config, tr, te *data.Dataset, spec *data.Spec, teFile string, evalBatch int) (eval.Metrics, error) {
 	fits, vals := train.Folds(tr, o.folds, ft.Seed)
 	var dirs []string
-	right, n := 0.0, 0
+	var results []*train.Result
 	for k := range o.folds {
 		fk := ft
 		fk.Seed += uint64(k)
@@ -128,13 +128,12 @@ func foldsFinetune(ctx context.Context, o *Options, r *Result, tag string, c mod
 		if err != nil {
 			return eval.Metrics{}, err
 		}
-		if res.Best != nil {
-			right += res.Best.Accuracy * float64(res.Best.N)
-			n += res.Best.N
-		}
+		results = append(results, res)
 		dirs = append(dirs, o.runDir(ftag))
 	}
-	o.logf("%s: out-of-fold accuracy %.4f over %d training series", tag, right/float64(max(n, 1)), n)
+	if cv := train.OutOfFold(results, model.TaskClassify); cv != nil {
+		o.logf("%s: out-of-fold accuracy %.4f over %d training series", tag, cv.Accuracy, cv.N)
+	}
 	out := o.runDir(tag + "-finetune")
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return eval.Metrics{}, err

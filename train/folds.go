@@ -2,9 +2,11 @@ package train
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 
 	"romae/data"
+	"romae/eval"
 	"romae/model"
 )
 
@@ -58,4 +60,47 @@ func SaveEnsemble(dirs []string, path string) (*model.Model[float32], error) {
 		}
 	}
 	return ens, ens.Save(path, meta, nil)
+}
+
+// OutOfFold pools the fold models' validation metrics (each fold's kept
+// epoch) into metrics over every training series: confusion matrices
+// summed, losses and squared errors weighted by fold size; nil when a fold
+// has none.
+func OutOfFold(results []*Result, task string) *eval.Metrics {
+	var cv eval.Metrics
+	var mse float64
+	for _, r := range results {
+		b := r.Best
+		if b == nil {
+			return nil
+		}
+		cv.N += b.N
+		cv.Loss += b.Loss * float64(b.N)
+		mse += b.MSE * float64(b.N)
+		if b.Confusion != nil {
+			if cv.Confusion == nil {
+				cv.Confusion = make([][]int, len(b.Confusion))
+				for i := range cv.Confusion {
+					cv.Confusion[i] = make([]int, len(b.Confusion))
+				}
+			}
+			for i, row := range b.Confusion {
+				for j, c := range row {
+					cv.Confusion[i][j] += c
+				}
+			}
+		}
+	}
+	if cv.N == 0 {
+		return nil
+	}
+	cv.Loss /= float64(cv.N)
+	switch task {
+	case model.TaskClassify:
+		cv.Accuracy, cv.MacroF1 = eval.Accuracy(cv.Confusion), eval.MacroF1(cv.Confusion)
+	case model.TaskRegress:
+		cv.MSE = mse / float64(cv.N)
+		cv.RMSE = math.Sqrt(cv.MSE)
+	}
+	return &cv
 }

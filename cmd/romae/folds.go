@@ -3,12 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 
 	"romae/data"
-	"romae/eval"
 	"romae/model"
 	"romae/train"
 )
@@ -75,52 +73,10 @@ func (t *trainingRun) runFolds(ctx context.Context, m, pm *model.Model[float32],
 	if _, err := train.SaveEnsemble(dirs, filepath.Join(cfg.Train.Out, train.BestFile)); err != nil {
 		return err
 	}
-	out := map[string]any{"folds": K, "members": K, "cv": outOfFold(results, m.Cfg.Task), "fold_results": results,
+	out := map[string]any{"folds": K, "members": K, "cv": train.OutOfFold(results, m.Cfg.Task), "fold_results": results,
 		"seconds": seconds, "model": filepath.Join(cfg.Train.Out, train.BestFile)}
 	if err := writeFileAtomic(filepath.Join(cfg.Train.Out, "result.json"), mustJSON(out)); err != nil {
 		return err
 	}
 	return printJSON(out)
-}
-
-// outOfFold pools the fold models' validation metrics (each fold's kept
-// epoch) into metrics over every training series: confusion matrices
-// summed, losses and squared errors weighted by fold size.
-func outOfFold(results []*train.Result, task string) *eval.Metrics {
-	var cv eval.Metrics
-	var mse float64
-	for _, r := range results {
-		b := r.Best
-		if b == nil {
-			return nil
-		}
-		cv.N += b.N
-		cv.Loss += b.Loss * float64(b.N)
-		mse += b.MSE * float64(b.N)
-		if b.Confusion != nil {
-			if cv.Confusion == nil {
-				cv.Confusion = make([][]int, len(b.Confusion))
-				for i := range cv.Confusion {
-					cv.Confusion[i] = make([]int, len(b.Confusion))
-				}
-			}
-			for i, row := range b.Confusion {
-				for j, c := range row {
-					cv.Confusion[i][j] += c
-				}
-			}
-		}
-	}
-	if cv.N == 0 {
-		return nil
-	}
-	cv.Loss /= float64(cv.N)
-	switch task {
-	case model.TaskClassify:
-		cv.Accuracy, cv.MacroF1 = eval.Accuracy(cv.Confusion), eval.MacroF1(cv.Confusion)
-	case model.TaskRegress:
-		cv.MSE = mse / float64(cv.N)
-		cv.RMSE = math.Sqrt(cv.MSE)
-	}
-	return &cv
 }
