@@ -3,7 +3,6 @@ package experiments
 import (
 	"context"
 	"fmt"
-	"math/bits"
 	"path/filepath"
 	"strings"
 
@@ -82,9 +81,8 @@ func runUEA(ctx context.Context, o *Options, r *Result) error {
 		ft := train.DefaultConfig()
 		n := len(tr.Samples) * 4 / 5 // a fold model's training series
 		ft.Optimizer, ft.LR, ft.Seed = "adamw", 5e-4, uint64(seed)
-		ft.BatchSize = min(max(8, 1<<(bits.Len(uint(max(n/8, 1)))-1)), 64)
-		perEpoch := (n + ft.BatchSize - 1) / ft.BatchSize
-		ft.Epochs = min(max(20, (pick(o, 100, 1500, 1500)+perEpoch-1)/perEpoch), 500)
+		ft.BatchSize = train.RecipeBatch(n)
+		ft.Epochs = train.RecipeEpochs(n, ft.BatchSize, train.RecipeSteps)
 		if o.Budget == Tiny {
 			ft.Epochs = 3
 		}
@@ -94,9 +92,7 @@ func runUEA(ctx context.Context, o *Options, r *Result) error {
 		// epoch train.SelectFor picks on them), their ensemble kept; a
 		// moving average of the weights, and augmentation (token dropping,
 		// jitter, amplitude scaling). Larger files: one model, 20% held out.
-		if n := len(tr.Samples); n >= 10 && n <= 1000 {
-			o.folds = 5
-		} else {
+		if o.folds = train.RecipeFolds(len(tr.Samples)); o.folds < 2 {
 			o.valFraction = 0.2
 		}
 		ft.AugmentDrop, ft.AugmentJitter, ft.AugmentScale, ft.EMA = 0.1, 0.05, 0.1, 0.99

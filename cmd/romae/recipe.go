@@ -27,8 +27,8 @@ import (
 //     encoder fitted to a few hundred series memorises them;
 //   - train.batch_size ≈ N/8 within [8, 64], so small sets still get
 //     several steps per epoch;
-//   - train.epochs: enough for about minSteps optimiser steps (and at
-//     least minEpochs passes), at most maxEpochs;
+//   - train.epochs: enough for about train.RecipeSteps optimiser steps
+//     (train.RecipeEpochs: at least 20 passes, at most 500);
 //   - train.lr 1e-3 from scratch and for pre-training, 5e-4 when
 //     fine-tuning a pre-trained encoder; warm-up 10% of the steps, which
 //     shortens the plateau at ln K a cold start shows with 5%;
@@ -46,17 +46,7 @@ import (
 const (
 	maxTokens    = 48
 	targetTokens = 24
-	minSteps     = 1500
-	minEpochs    = 20
-	maxEpochs    = 500
-	// data.folds: recipeFolds fold models for training files of
-	// minFoldSamples to maxFoldSamples series; beyond that a single 20%
-	// split selects on enough series, and the ensemble's cost (K trainings,
-	// K forward passes per prediction) buys less.
-	recipeFolds    = 5
-	minFoldSamples = 10
-	maxFoldSamples = 1000
-	maxFolds       = 20
+	maxFolds     = 20 // data.folds
 )
 
 // explicitSettings is the set of dotted setting names ("train.lr") the user
@@ -137,9 +127,8 @@ func (r *recipe) applyDataRecipe(cfg *runConfig, raw *data.Dataset, base *data.S
 	case !pretrain && cfg.Data.Patch == [2]int{}:
 		choose(r, "data.series_patch", &cfg.Data.SeriesPatch, seriesPatchFor(raw))
 	}
-	n := len(raw.Samples)
-	if cfg.Data.Val == "" && !pretrain && !r.set["data.val_fraction"] && !r.set["data.refit"] && n >= minFoldSamples && n <= maxFoldSamples {
-		choose(r, "data.folds", &cfg.Data.Folds, recipeFolds)
+	if k := train.RecipeFolds(len(raw.Samples)); k > 1 && cfg.Data.Val == "" && !pretrain && !r.set["data.val_fraction"] && !r.set["data.refit"] {
+		choose(r, "data.folds", &cfg.Data.Folds, k)
 	}
 	if cfg.Data.Val == "" && cfg.Data.Folds <= 1 {
 		choose(r, "data.val_fraction", &cfg.Data.ValFraction, 0.2)
@@ -170,14 +159,12 @@ func (r *recipe) applyTrainRecipe(cfg *runConfig, n, nVal int, task string, from
 	if task != model.TaskPretrain && fromScratch {
 		choose(r, "model.pool", &cfg.Model.Pool, model.PoolMean)
 	}
-	bs := min(max(8, pow2Below(n/8)), 64)
+	bs := train.RecipeBatch(n)
 	choose(r, "train.batch_size", &cfg.Train.BatchSize, bs)
 	if r.set["train.batch_size"] {
 		bs = max(cfg.Train.BatchSize, 1) // a bad value is reported by validation
 	}
-	perEpoch := (n + bs - 1) / bs
-	epochs := min(max(minEpochs, (minSteps+perEpoch-1)/perEpoch), maxEpochs)
-	choose(r, "train.epochs", &cfg.Train.Epochs, epochs)
+	choose(r, "train.epochs", &cfg.Train.Epochs, train.RecipeEpochs(n, bs, train.RecipeSteps))
 	lr := 1e-3
 	if !fromScratch {
 		lr = 5e-4
@@ -207,13 +194,4 @@ func (r *recipe) applyTrainRecipe(cfg *runConfig, n, nVal int, task string, from
 			choose(r, d.key, d.dst, 0.1)
 		}
 	}
-}
-
-// pow2Below is the largest power of two ≤ n (1 for n < 2).
-func pow2Below(n int) int {
-	p := 1
-	for p*2 <= n {
-		p *= 2
-	}
-	return p
 }
