@@ -140,11 +140,14 @@ func softmaxExp(s []float32, scale, mx float32, bias, keep []float32) float32 {
 		}
 		return sum
 	}
+	// Every exponent is capped at 0, its value for the row's maximum: a
+	// masked key (or a zero-filled tail lane) can score far above the
+	// unmasked maximum, and e^(>88.7) = +Inf would turn its ×0 into NaN.
 	vs, vmx := archsimd.BroadcastFloat32x16(scale), archsimd.BroadcastFloat32x16(-mx)
-	var acc archsimd.Float32x16
+	var acc, zero archsimd.Float32x16
 	j := 0
 	for ; j+16 <= len(s); j += 16 {
-		e := exp16(archsimd.LoadFloat32x16Slice(s[j:]).MulAdd(vs, vmx))
+		e := exp16(archsimd.LoadFloat32x16Slice(s[j:]).MulAdd(vs, vmx).Min(zero))
 		if keep != nil {
 			e = e.Mul(archsimd.LoadFloat32x16Slice(keep[j:]))
 		}
@@ -152,7 +155,7 @@ func softmaxExp(s []float32, scale, mx float32, bias, keep []float32) float32 {
 		acc = acc.Add(e)
 	}
 	if n := len(s) - j; n > 0 {
-		e := exp16(loadPart(s[j:]).MulAdd(vs, vmx))
+		e := exp16(loadPart(s[j:]).MulAdd(vs, vmx).Min(zero))
 		if keep != nil {
 			e = e.Mul(loadPart(keep[j:len(s)]))
 		} else {

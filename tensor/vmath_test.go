@@ -143,9 +143,50 @@ func TestSoftmaxRow32(t *testing.T) {
 			}
 		}
 	}
+	// Scores whose exponent would overflow float32 unless capped: a masked
+	// key scoring far above the unmasked maximum (a padded token in
+	// training, GunPoint seed 3's NaN at step 996), and rows far below
+	// zero, whose zero-filled tail lanes sit 100 above the maximum.
+	inf := float32(math.Inf(-1))
+	for _, c := range []struct {
+		name    string
+		s, bias []float32
+		want    []float64
+	}{
+		{"masked key 800 above the rest", []float32{-600, 200, -601}, []float32{0, inf, 0}, []float64{1 / (1 + math.Exp(-1)), 0, math.Exp(-1) / (1 + math.Exp(-1))}},
+		{"all scores near -100, tail lanes", []float32{-100, -101, -100}, nil, []float64{1 / (2 + math.Exp(-1)), math.Exp(-1) / (2 + math.Exp(-1)), 1 / (2 + math.Exp(-1))}},
+	} {
+		for _, L := range []int{3, 16 + 3} { // the tail alone, and a full vector then a tail
+			s, bias, keep := make([]float32, L), make([]float32, L), make([]float32, L)
+			for j := range s {
+				s[j], bias[j] = c.s[j%3], 0
+				if c.bias != nil {
+					bias[j] = c.bias[j%3]
+				}
+				keep[j] = 1
+				if bias[j] != 0 {
+					keep[j] = 0
+				}
+			}
+			var b, k []float32
+			if c.bias != nil {
+				b, k = bias, keep
+			}
+			SoftmaxRow32(s, 1, b, k)
+			var sum float64
+			for j := range L {
+				sum += c.want[j%3]
+			}
+			for j, v := range s {
+				if want := c.want[j%3] / sum; math.Abs(float64(v)-want) > 1e-6 || (want == 0 && v != 0) {
+					t.Fatalf("%s, L=%d: p[%d] = %v, want %v", c.name, L, j, v, want)
+				}
+			}
+		}
+	}
+
 	// Every column masked: zeros, not NaN.
 	s := []float32{1, 2, 3}
-	inf := float32(math.Inf(-1))
 	SoftmaxRow32(s, 1, []float32{inf, inf, inf}, []float32{0, 0, 0})
 	if s[0] != 0 || s[1] != 0 || s[2] != 0 {
 		t.Errorf("all-masked row = %v, want zeros", s)
