@@ -104,6 +104,17 @@ func AttentionForward[T tensor.Float](out, q, k, v Heads[T], prob, probDrop []T,
 	if prob != nil && len(prob) < B*H*LL || dropMask != nil && (len(dropMask) < B*H*LL || len(probDrop) < B*H*LL) {
 		panic(fmt.Sprintf("nn: AttentionForward: prob/dropMask/probDrop shorter than B·H·L·L = %d", B*H*LL))
 	}
+	attentionPerHead(out, q, k, v, prob, probDrop, keyPad, dropMask, B, H, L, hd, softmaxMatrix[T])
+}
+
+// attentionPerHead is the fused driver of AttentionForward and
+// CausalAttentionForward: per (sample b, head h), in parallel, the scores
+// p = q kᵀ [L,L], normalised in place by softmax(p, scale, keyPad, bias,
+// keep, b, L), then out = (p ⊙ dropMask) v. The arguments are the
+// callers', already checked.
+func attentionPerHead[T tensor.Float](out, q, k, v Heads[T], prob, probDrop []T, keyPad []bool, dropMask []T, B, H, L, hd int,
+	softmax func(p []T, scale T, keyPad []bool, bias, keep []float32, b, L int)) {
+	LL := L * L
 	scale := T(1 / math.Sqrt(float64(hd)))
 	bias, keep, release := padVectors32[T](keyPad, B*L)
 	defer release()
@@ -124,7 +135,7 @@ func AttentionForward[T tensor.Float](out, q, k, v Heads[T], prob, probDrop []T,
 			// The 1/sqrt(hd) goes into the softmax, not the product's alpha:
 			// the bf16 kernel stores alpha = 1 tiles straight into C.
 			tensor.GemmSerial(false, true, L, L, hd, 1, q.at(b, h), q.LD, k.at(b, h), k.LD, 0, p, L)
-			softmaxMatrix(p, scale, keyPad, bias, keep, b, L)
+			softmax(p, scale, keyPad, bias, keep, b, L)
 			pv := p
 			if dropMask != nil {
 				pv = probDrop[bh*LL : (bh+1)*LL]

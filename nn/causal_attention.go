@@ -2,7 +2,6 @@ package nn
 
 import (
 	"fmt"
-	"math"
 
 	"romae/tensor"
 )
@@ -27,28 +26,7 @@ func CausalAttentionForward[T tensor.Float](out, q, k, v Heads[T], prob []T, key
 	if prob != nil && len(prob) < B*H*LL {
 		panic(fmt.Sprintf("nn: CausalAttentionForward: prob shorter than B·H·L·L = %d", B*H*LL))
 	}
-	scale := T(1 / math.Sqrt(float64(hd)))
-	bias, keep, release := padVectors32[T](keyPad, B*L)
-	defer release()
-	tensor.ParallelFor(B*H, 1, func(lo, hi int) {
-		var scr *[]T
-		if prob == nil {
-			scr = getWork[T](LL)
-			defer putWork(scr)
-		}
-		for bh := lo; bh < hi; bh++ {
-			b, h := bh/H, bh%H
-			var p []T
-			if prob != nil {
-				p = prob[bh*LL : (bh+1)*LL]
-			} else {
-				p = (*scr)[:LL]
-			}
-			tensor.GemmSerial(false, true, L, L, hd, 1, q.at(b, h), q.LD, k.at(b, h), k.LD, 0, p, L)
-			causalSoftmax(p, scale, keyPad, bias, keep, b, L)
-			tensor.GemmSerial(false, false, L, hd, L, 1, p, L, v.at(b, h), v.LD, 0, out.at(b, h), out.LD)
-		}
-	})
+	attentionPerHead(out, q, k, v, prob, nil, keyPad, nil, B, H, L, hd, causalSoftmax[T])
 }
 
 // causalSoftmax replaces each row r of sample b's scores p [L,L] by the
