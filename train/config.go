@@ -15,36 +15,37 @@ import (
 // Config holds the training hyper-parameters. The `help` tags document
 // every field in the command line's --help.
 type Config struct {
-	Epochs          int     `json:"epochs" yaml:"epochs" help:"passes over the training set"`
-	BatchSize       int     `json:"batch_size" yaml:"batch_size" help:"samples per step"`
-	Optimizer       string  `json:"optimizer" yaml:"optimizer" help:"adamw or sgd"`
-	LR              float64 `json:"lr" yaml:"lr" help:"peak learning rate"`
-	FinalLR         float64 `json:"final_lr" yaml:"final_lr" help:"learning rate reached at the last step (cosine schedule)"`
-	Schedule        string  `json:"schedule" yaml:"schedule" help:"cosine (linear warm-up, then cosine decay) or constant"`
-	WarmupSteps     int     `json:"warmup_steps" yaml:"warmup_steps" help:"linear warm-up steps (overrides warmup_frac when > 0)"`
-	WarmupFrac      float64 `json:"warmup_frac" yaml:"warmup_frac" help:"warm-up as a fraction of all steps"`
-	Beta1           float64 `json:"beta1" yaml:"beta1" help:"AdamW β1"`
-	Beta2           float64 `json:"beta2" yaml:"beta2" help:"AdamW β2"`
-	Eps             float64 `json:"eps" yaml:"eps" help:"AdamW ε"`
-	WeightDecay     float64 `json:"weight_decay" yaml:"weight_decay" help:"decoupled (AdamW) or L2 (SGD) weight decay on weight matrices"`
-	Momentum        float64 `json:"momentum" yaml:"momentum" help:"SGD momentum"`
-	Nesterov        bool    `json:"nesterov" yaml:"nesterov" help:"SGD Nesterov momentum"`
-	ClipNorm        float64 `json:"clip_norm" yaml:"clip_norm" help:"clip the global gradient norm to this (0: off)"`
-	MaskRatio       float64 `json:"mask_ratio" yaml:"mask_ratio" help:"pre-training: fraction of each sample's tokens masked"`
-	LabelSmoothing  float64 `json:"label_smoothing" yaml:"label_smoothing" help:"classification: label smoothing ε"`
-	ClassWeights    string  `json:"class_weights" yaml:"class_weights" help:"classification: empty, 'balanced', or comma-separated weights per class"`
-	Seed            uint64  `json:"seed" yaml:"seed" help:"seed for initialisation, shuffling, masking and dropout"`
-	EvalEvery       int     `json:"eval_every" yaml:"eval_every" help:"evaluate on the validation set every N epochs"`
-	Select          string  `json:"select,omitempty" yaml:"select" help:"which epoch best.safetensors keeps: the lowest validation loss (loss), the highest validation accuracy, ties to the lower loss (accuracy, classification), or the last evaluated epoch (last; validation metrics still logged)"`
-	CheckpointEvery int     `json:"checkpoint_every" yaml:"checkpoint_every" help:"also write last.safetensors every N steps (0: at epoch ends only)"`
-	Resume          bool    `json:"resume" yaml:"resume" help:"continue from out/last.safetensors if it exists"`
-	Out             string  `json:"out" yaml:"out" help:"run directory: checkpoints, metrics.jsonl, plots"`
-	Progress        string  `json:"progress" yaml:"progress" help:"auto (bar on terminals, lines otherwise), bar, lines or none"`
-	MaxSteps        int     `json:"max_steps" yaml:"max_steps" help:"stop after this many steps in total (0: run all epochs)"`
-	AugmentDrop     float64 `json:"augment_drop,omitempty" yaml:"augment_drop" help:"fine-tuning: fraction of each sample's tokens hidden at random at every step (augmentation; 0: off)"`
-	AugmentJitter   float64 `json:"augment_jitter,omitempty" yaml:"augment_jitter" help:"fine-tuning: σ of Gaussian noise added to the (normalised) values at every step"`
-	AugmentScale    float64 `json:"augment_scale,omitempty" yaml:"augment_scale" help:"fine-tuning: σ of a random per-sample amplitude factor 1+σ·N(0,1)"`
-	EMA             float64 `json:"ema,omitempty" yaml:"ema" help:"decay per step of a moving average of the weights that validation uses and best.safetensors keeps (0: off; e.g. 0.99)"`
+	Epochs            int     `json:"epochs" yaml:"epochs" help:"passes over the training set"`
+	BatchSize         int     `json:"batch_size" yaml:"batch_size" help:"samples per step"`
+	Optimizer         string  `json:"optimizer" yaml:"optimizer" help:"adamw or sgd"`
+	LR                float64 `json:"lr" yaml:"lr" help:"peak learning rate"`
+	FinalLR           float64 `json:"final_lr" yaml:"final_lr" help:"learning rate reached at the last step (cosine schedule)"`
+	Schedule          string  `json:"schedule" yaml:"schedule" help:"cosine (linear warm-up, then cosine decay) or constant"`
+	WarmupSteps       int     `json:"warmup_steps" yaml:"warmup_steps" help:"linear warm-up steps (overrides warmup_frac when > 0)"`
+	WarmupFrac        float64 `json:"warmup_frac" yaml:"warmup_frac" help:"warm-up as a fraction of all steps"`
+	Beta1             float64 `json:"beta1" yaml:"beta1" help:"AdamW β1"`
+	Beta2             float64 `json:"beta2" yaml:"beta2" help:"AdamW β2"`
+	Eps               float64 `json:"eps" yaml:"eps" help:"AdamW ε"`
+	WeightDecay       float64 `json:"weight_decay" yaml:"weight_decay" help:"decoupled (AdamW) or L2 (SGD) weight decay on weight matrices"`
+	Momentum          float64 `json:"momentum" yaml:"momentum" help:"SGD momentum"`
+	Nesterov          bool    `json:"nesterov" yaml:"nesterov" help:"SGD Nesterov momentum"`
+	ClipNorm          float64 `json:"clip_norm" yaml:"clip_norm" help:"clip the global gradient norm to this (0: off)"`
+	MaskRatio         float64 `json:"mask_ratio" yaml:"mask_ratio" help:"pre-training: fraction of each sample's tokens masked"`
+	LabelSmoothing    float64 `json:"label_smoothing" yaml:"label_smoothing" help:"classification: label smoothing ε"`
+	ClassWeights      string  `json:"class_weights" yaml:"class_weights" help:"classification: empty, 'balanced', or comma-separated weights per class"`
+	Seed              uint64  `json:"seed" yaml:"seed" help:"seed for initialisation, shuffling, masking and dropout"`
+	EvalEvery         int     `json:"eval_every" yaml:"eval_every" help:"evaluate on the validation set every N epochs"`
+	Select            string  `json:"select,omitempty" yaml:"select" help:"which epoch best.safetensors keeps: the lowest validation loss (loss), the highest validation accuracy, ties to the lower loss (accuracy, classification), or the last evaluated epoch (last; validation metrics still logged)"`
+	CheckpointEvery   int     `json:"checkpoint_every" yaml:"checkpoint_every" help:"also write last.safetensors every N steps (0: at epoch ends only)"`
+	CheckpointSeconds float64 `json:"checkpoint_seconds,omitempty" yaml:"checkpoint_seconds" help:"write last.safetensors at an epoch's end once this many seconds have passed since the last write (0: at every epoch's end); always at the end of the run and on interrupt"`
+	Resume            bool    `json:"resume" yaml:"resume" help:"continue from out/last.safetensors if it exists"`
+	Out               string  `json:"out" yaml:"out" help:"run directory: checkpoints, metrics.jsonl, plots"`
+	Progress          string  `json:"progress" yaml:"progress" help:"auto (bar on terminals, lines otherwise), bar, lines or none"`
+	MaxSteps          int     `json:"max_steps" yaml:"max_steps" help:"stop after this many steps in total (0: run all epochs)"`
+	AugmentDrop       float64 `json:"augment_drop,omitempty" yaml:"augment_drop" help:"fine-tuning: fraction of each sample's tokens hidden at random at every step (augmentation; 0: off)"`
+	AugmentJitter     float64 `json:"augment_jitter,omitempty" yaml:"augment_jitter" help:"fine-tuning: σ of Gaussian noise added to the (normalised) values at every step"`
+	AugmentScale      float64 `json:"augment_scale,omitempty" yaml:"augment_scale" help:"fine-tuning: σ of a random per-sample amplitude factor 1+σ·N(0,1)"`
+	EMA               float64 `json:"ema,omitempty" yaml:"ema" help:"decay per step of a moving average of the weights that validation uses and best.safetensors keeps (0: off; e.g. 0.99)"`
 }
 
 // Augment is the fine-tuning augmentation the config asks for.
@@ -59,7 +60,7 @@ func DefaultConfig() Config {
 		Epochs: 10, BatchSize: 32, Optimizer: "adamw", LR: 3e-4, Schedule: "cosine",
 		WarmupFrac: 0.05, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 0.05,
 		Momentum: 0.9, ClipNorm: 1, MaskRatio: 0.75, Seed: 1, EvalEvery: 1, Select: "loss",
-		Out: "runs/latest", Progress: "auto",
+		CheckpointSeconds: 60, Out: "runs/latest", Progress: "auto",
 	}
 }
 
@@ -72,7 +73,7 @@ func (c *Config) Validate() error {
 		}
 	}
 	nonneg := map[string]float64{"lr": c.LR, "final_lr": c.FinalLR, "weight_decay": c.WeightDecay, "clip_norm": c.ClipNorm,
-		"warmup_steps": float64(c.WarmupSteps), "checkpoint_every": float64(c.CheckpointEvery), "max_steps": float64(c.MaxSteps)}
+		"warmup_steps": float64(c.WarmupSteps), "checkpoint_every": float64(c.CheckpointEvery), "checkpoint_seconds": c.CheckpointSeconds, "max_steps": float64(c.MaxSteps)}
 	for k, v := range nonneg {
 		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
 			return fmt.Errorf("train.%s = %v: must be a finite number ≥ 0", k, v)

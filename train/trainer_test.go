@@ -379,3 +379,42 @@ func TestNonFiniteStepsSkipped(t *testing.T) {
 		})
 	}
 }
+
+// Checkpoints at epoch ends are paced by train.checkpoint_seconds, and the
+// pace changes nothing but how often they are written: under select
+// "last", best.safetensors comes with last.safetensors, and the run's
+// weights and best epoch are the same either way.
+func TestCheckpointPacing(t *testing.T) {
+	const epochs = 6
+	var weights [][]float32
+	for _, c := range []struct {
+		seconds            float64
+		wantLast, wantBest int
+	}{
+		{0, epochs, epochs}, // every epoch's end (the last one by finish)
+		{1e9, 1, 1},         // the end of the run only
+	} {
+		cfg := toyConfig(t.TempDir())
+		cfg.Epochs, cfg.Select, cfg.CheckpointSeconds = epochs, "last", c.seconds
+		tr := &Trainer{Cfg: cfg, Model: toyModel(t, model.TaskClassify), Train: toyData(10, 1), Val: toyData(6, 2),
+			Data: toySpec(model.TaskClassify), Log: io.Discard}
+		res, err := tr.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tr.writes[LastFile] != c.wantLast || tr.writes[BestFile] != c.wantBest || res.BestEpoch != epochs {
+			t.Errorf("checkpoint_seconds %v: %d last and %d best writes, best epoch %d; want %d, %d, %d",
+				c.seconds, tr.writes[LastFile], tr.writes[BestFile], res.BestEpoch, c.wantLast, c.wantBest, epochs)
+		}
+		best, _, err := model.Load[float32](filepath.Join(cfg.Out, BestFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		weights = append(weights, best.W)
+	}
+	for i := range weights[0] {
+		if weights[0][i] != weights[1][i] {
+			t.Fatalf("best.safetensors weight %d: %v with checkpoints every epoch, %v with one", i, weights[0][i], weights[1][i])
+		}
+	}
+}
