@@ -47,6 +47,7 @@ const (
 	maxTokens    = 48
 	targetTokens = 24
 	maxFolds     = 20 // data.folds
+	evalPoints   = 50 // validation points per run when they only draw curves
 )
 
 // explicitSettings is the set of dotted setting names ("train.lr") the user
@@ -174,6 +175,13 @@ func (r *recipe) applyTrainRecipe(cfg *runConfig, n, nVal int, task string, from
 	choose(r, "train.warmup_frac", &cfg.Train.WarmupFrac, 0.1)
 	if nVal > 0 {
 		choose(r, "train.select", &cfg.Train.Select, train.SelectFor(nVal))
+		if cfg.Train.Select == "last" && cfg.Train.Epochs > evalPoints {
+			// Validation then only draws the curves (the last epoch is kept
+			// and always evaluated): evalPoints points are enough, and
+			// evaluating after every epoch of a few steps cost a quarter of
+			// the run.
+			choose(r, "train.eval_every", &cfg.Train.EvalEvery, cfg.Train.Epochs/evalPoints)
+		}
 	}
 	if task == model.TaskClassify {
 		choose(r, "train.label_smoothing", &cfg.Train.LabelSmoothing, 0.1)
