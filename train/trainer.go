@@ -318,9 +318,9 @@ func (t *Trainer) Run(ctx context.Context) (*Result, error) {
 		res.TrainLoss = st.LossSum / float64(max(st.LossN, 1))
 		st.Epoch, st.LossSum, st.LossN = epoch+1, 0, 0
 		rec := map[string]any{"epoch": epoch + 1, "step": st.Step, "train_loss": res.TrainLoss, "seconds": time.Since(start).Seconds()}
-		final := epoch+1 == cfg.Epochs // finish writes last.safetensors
+		final := epoch+1 == cfg.Epochs // always evaluated; finish writes last.safetensors
 		saveNow := par.distributed() || cfg.CheckpointSeconds == 0 || time.Since(lastSave).Seconds() >= cfg.CheckpointSeconds
-		if t.Val != nil && ((epoch+1)%cfg.EvalEvery == 0 || epoch+1 == cfg.Epochs) {
+		if t.Val != nil && ((epoch+1)%cfg.EvalEvery == 0 || final) {
 			t.swapEMA()
 			met, err := par.evaluate(m, evalWS, t.Val, valShard, eval.Options{BatchSize: cfg.BatchSize, MaskRatio: cfg.MaskRatio, Seed: cfg.Seed, Loss: lossOpt})
 			if err == nil {
