@@ -1,6 +1,7 @@
 package data
 
 import (
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
@@ -166,5 +167,46 @@ func TestAugment(t *testing.T) {
 	Augment{Drop: 0.99, Jitter: 0.1, Scale: 0.2}.Apply(c, rand.New(rand.NewPCG(1, 2)))
 	if !slices.Equal(c.Values, b.Values) || !slices.Equal(c.Pad, b.Pad) {
 		t.Error("the same generator state augmented differently")
+	}
+}
+
+// Warp stretches each sample's times by one positive factor and leaves the
+// other position axes, the values and the padding alone.
+func TestAugmentWarp(t *testing.T) {
+	ds := ragged()
+	b := Collate(nil, ds, []int{0, 1, 2, 3, 4})
+	orig, vals := slices.Clone(b.Positions), slices.Clone(b.Values)
+	Augment{Warp: 0.3, TimeAxis: ds.TimeAxis}.Apply(b, rand.New(rand.NewPCG(3, 4)))
+	if !slices.Equal(vals, b.Values) {
+		t.Error("warp changed values")
+	}
+	factors := map[float64]bool{}
+	for s := range b.B {
+		f := math.NaN()
+		for j := range b.L {
+			for k := range b.D {
+				i := (s*b.L+j)*b.D + k
+				o, w := float64(orig[i]), float64(b.Positions[i])
+				switch {
+				case k != ds.TimeAxis || j >= b.Lengths[s]:
+					if o != w {
+						t.Fatalf("sample %d token %d axis %d: %v → %v, want unchanged", s, j, k, o, w)
+					}
+				case o != 0:
+					if r := w / o; math.IsNaN(f) {
+						f = r
+					} else if math.Abs(r-f) > 1e-6*f {
+						t.Fatalf("sample %d: factors %v and %v", s, f, r)
+					}
+				}
+			}
+		}
+		if !(f > 0) || f == 1 {
+			t.Errorf("sample %d: stretch %v, want a positive factor ≠ 1", s, f)
+		}
+		factors[f] = true
+	}
+	if len(factors) < 2 {
+		t.Error("every sample stretched alike")
 	}
 }

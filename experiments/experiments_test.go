@@ -97,3 +97,55 @@ func TestPairedStatistics(t *testing.T) {
 		}
 	}
 }
+
+// patchFrames keeps every pixel once, in its patch at (time, row, column),
+// and frameMSE scores the mean of a frame's tokens.
+func TestPatchFrames(t *testing.T) {
+	ds := datasets.Pendulum(2, 1)
+	const side, P = datasets.PendulumSize, 12
+	pt := patchFrames(ds, P)
+	if err := pt.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for si, s := range ds.Samples {
+		ps := pt.Samples[si]
+		if got, want := len(ps.Positions), 3*4*len(s.Positions); got != want {
+			t.Fatalf("sample %d: %d position values, want %d", si, got, want)
+		}
+		for f, tm := range s.Positions {
+			for y := 0; y < side; y++ {
+				for x := 0; x < side; x++ {
+					tok := f*4 + (y/P)*2 + x/P
+					if ps.Positions[3*tok] != tm || ps.Positions[3*tok+1] != float32(y/P) || ps.Positions[3*tok+2] != float32(x/P) {
+						t.Fatalf("token %d at %v", tok, ps.Positions[3*tok:3*tok+3])
+					}
+					if got, want := ps.Values[tok*P*P+(y%P)*P+x%P], s.Values[f*side*side+y*side+x]; got != want {
+						t.Fatalf("sample %d frame %d pixel (%d,%d): %v, want %v", si, f, y, x, got, want)
+					}
+				}
+			}
+			for j := 0; j < 4; j++ {
+				if ps.Target[2*(f*4+j)] != s.Target[2*f] || ps.Target[2*(f*4+j)+1] != s.Target[2*f+1] {
+					t.Fatalf("frame %d token %d: target %v, want %v", f, j, ps.Target[2*(f*4+j):2*(f*4+j)+2], s.Target[2*f:2*f+2])
+				}
+			}
+		}
+	}
+	// Tokens of a frame predicting target ± e average to the target.
+	pred := make([][]float64, len(pt.Samples))
+	for si, s := range pt.Samples {
+		for i, v := range s.Target {
+			e := 0.1
+			if (i/2)%2 == 1 {
+				e = -0.1
+			}
+			pred[si] = append(pred[si], float64(v)+e)
+		}
+	}
+	if got := frameMSE(pred, pt, 4); got > 1e-12 {
+		t.Errorf("frameMSE of predictions averaging to the truth = %v, want 0", got)
+	}
+	if got := frameMSE(pred, pt, 1); math.Abs(got-0.01) > 1e-9 {
+		t.Errorf("frameMSE per token = %v, want 0.01", got)
+	}
+}

@@ -115,6 +115,7 @@ const (
 const (
 	PoolCLS   = "cls"   // the [CLS] output
 	PoolMean  = "mean"  // mean of the non-pad token outputs
+	PoolMax   = "max"   // per-feature maximum over the non-pad token outputs
 	PoolToken = "token" // one prediction per token (per-token regression)
 )
 
@@ -250,13 +251,13 @@ func (c *Config) Validate() error {
 			if !c.UseCLS {
 				return fmt.Errorf("pool cls needs use_cls: true (or use pool mean)")
 			}
-		case PoolMean:
+		case PoolMean, PoolMax:
 		case PoolToken:
 			if c.Task != TaskRegress {
 				return fmt.Errorf("pool token is for per-token regression, not %s", c.Task)
 			}
 		default:
-			return fmt.Errorf("pool %q: want cls, mean or token", c.Pool)
+			return fmt.Errorf("pool %q: want cls, mean, max or token", c.Pool)
 		}
 		if c.Task == TaskClassify && c.Outputs < 2 {
 			return fmt.Errorf("outputs %d: classification needs at least 2 classes", c.Outputs)

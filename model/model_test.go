@@ -130,6 +130,11 @@ func TestModelGradients(t *testing.T) {
 			c.UseCLS, c.Pool = false, PoolMean
 			return c
 		}, false, LossOptions{}},
+		{"classify/max/nocls", func() Config {
+			c := smallConfig(TaskClassify, 1)
+			c.UseCLS, c.Pool = false, PoolMax
+			return c
+		}, false, LossOptions{}},
 		{"pretrain/siren/time+cycles+band/independent", func() Config {
 			c := smallConfig(TaskPretrain, 2)
 			c.QueryAttention = QueryIndependent

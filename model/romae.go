@@ -122,7 +122,7 @@ type Workspace[T tensor.Float] struct {
 
 	head    headActs[T]
 	others  []*Workspace[T] // an ensemble's other members'
-	rows    []int           // encoder rows pooled by the task head (PoolCLS/PoolToken)
+	rows    []int           // encoder rows pooled by the task head (PoolCLS/PoolToken); PoolMax: [B, d_model], the row each maximum came from (-1: none)
 	valid   []bool
 	labels  []int
 	targets []T
@@ -507,8 +507,8 @@ func (m *Model[T]) ForwardTask(ws *Workspace[T], bt *data.Batch, opt LossOptions
 	return m.taskLoss(ws, bt, opt)
 }
 
-// pool gathers the head's input rows: the [CLS] row, the mean of the
-// non-pad token rows, or every token row.
+// pool gathers the head's input rows: the [CLS] row, the mean or the
+// per-feature maximum of the non-pad token rows, or every token row.
 func (m *Model[T]) pool(ws *Workspace[T], bt *data.Batch) {
 	B, Le, d, cls := ws.B, ws.Le, m.Cfg.Encoder.DModel, m.clsSlots()
 	out := ws.enc.output()
@@ -527,6 +527,31 @@ func (m *Model[T]) pool(ws *Workspace[T], bt *data.Batch) {
 		ws.head.resize(&m.head, len(ws.rows), ws.train)
 		for k, r := range ws.rows {
 			copy(ws.head.in[k*d:(k+1)*d], out[r*d:(r+1)*d])
+		}
+	case PoolMax:
+		ws.head.resize(&m.head, B, ws.train)
+		ws.rows = grow(ws.rows, B*d)
+		for b := 0; b < B; b++ {
+			dst, arg := ws.head.in[b*d:(b+1)*d], ws.rows[b*d:(b+1)*d]
+			first := true
+			for i := cls; i < Le; i++ {
+				if ws.encPad[b*Le+i] {
+					continue
+				}
+				r := b*Le + i
+				for j, v := range out[r*d : (r+1)*d] {
+					if first || v > dst[j] {
+						dst[j], arg[j] = v, r
+					}
+				}
+				first = false
+			}
+			if first {
+				clear(dst)
+				for j := range arg {
+					arg[j] = -1
+				}
+			}
 		}
 	case PoolMean:
 		ws.head.resize(&m.head, B, ws.train)
@@ -596,6 +621,12 @@ func (m *Model[T]) BackwardTask(ws *Workspace[T]) {
 	case PoolCLS, PoolToken:
 		for k, r := range ws.rows {
 			copy(dx[r*d:(r+1)*d], ws.head.dIn[k*d:(k+1)*d])
+		}
+	case PoolMax:
+		for k, r := range ws.rows[:B*d] {
+			if r >= 0 {
+				dx[r*d+k%d] = ws.head.dIn[k]
+			}
 		}
 	case PoolMean:
 		for b := 0; b < B; b++ {

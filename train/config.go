@@ -44,13 +44,14 @@ type Config struct {
 	MaxSteps          int     `json:"max_steps" yaml:"max_steps" help:"stop after this many steps in total (0: run all epochs)"`
 	AugmentDrop       float64 `json:"augment_drop,omitempty" yaml:"augment_drop" help:"fine-tuning: fraction of each sample's tokens hidden at random at every step (augmentation; 0: off)"`
 	AugmentJitter     float64 `json:"augment_jitter,omitempty" yaml:"augment_jitter" help:"fine-tuning: σ of Gaussian noise added to the (normalised) values at every step"`
+	AugmentWarp       float64 `json:"augment_warp,omitempty" yaml:"augment_warp" help:"fine-tuning: σ of a random per-sample time stretch e^(σ·N(0,1)) of the token positions"`
 	AugmentScale      float64 `json:"augment_scale,omitempty" yaml:"augment_scale" help:"fine-tuning: σ of a random per-sample amplitude factor 1+σ·N(0,1)"`
 	EMA               float64 `json:"ema,omitempty" yaml:"ema" help:"decay per step of a moving average of the weights that validation uses and best.safetensors keeps (0: off; e.g. 0.99)"`
 }
 
 // Augment is the fine-tuning augmentation the config asks for.
 func (c *Config) Augment() data.Augment {
-	return data.Augment{Drop: c.AugmentDrop, Jitter: c.AugmentJitter, Scale: c.AugmentScale}
+	return data.Augment{Drop: c.AugmentDrop, Jitter: c.AugmentJitter, Scale: c.AugmentScale, Warp: c.AugmentWarp}
 }
 
 // DefaultConfig is the paper's pre-training recipe scaled to a laptop:
@@ -94,6 +95,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("train.augment_drop = %v: want 0 ≤ f < 1", c.AugmentDrop)
 	case !(c.AugmentJitter >= 0 && c.AugmentJitter <= 10) || !(c.AugmentScale >= 0 && c.AugmentScale <= 10):
 		return fmt.Errorf("train.augment_jitter = %v, train.augment_scale = %v: want finite σ in [0, 10]", c.AugmentJitter, c.AugmentScale)
+	case !(c.AugmentWarp >= 0 && c.AugmentWarp <= 1):
+		return fmt.Errorf("train.augment_warp = %v: want finite σ in [0, 1]", c.AugmentWarp)
 	case !(c.EMA >= 0 && c.EMA < 1):
 		return fmt.Errorf("train.ema = %v: want 0 ≤ decay < 1", c.EMA)
 	case !(c.LabelSmoothing >= 0 && c.LabelSmoothing < 1):

@@ -248,6 +248,7 @@ func (t *Trainer) Run(ctx context.Context) (*Result, error) {
 					mask = data.RandomMask(mask, bt, cfg.MaskRatio, rng)
 				}
 			} else if aug := cfg.Augment(); aug.Active() && !bt.TargetPerToken {
+				aug.TimeAxis = t.Train.TimeAxis
 				// Its own stream of (seed, step), so resumed runs augment alike.
 				aug.Apply(bt, rand.New(rand.NewPCG(cfg.Seed, 1<<41+uint64(st.Step))))
 			}

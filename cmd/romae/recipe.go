@@ -36,7 +36,9 @@ import (
 //     start; [CLS] pooling is what a pre-trained [CLS] is for);
 //   - train.augment_*: every step hides 10% of each series' tokens at
 //     random, adds noise of σ 0.05 and scales each series by 1 + 0.1·N(0,1)
-//     (GunPoint from scratch: 0.927 without, 0.98 with, one seed);
+//     (GunPoint from scratch: 0.927 without, 0.98 with, one seed); the
+//     time stretch train.augment_warp is not chosen (docs/defaults.md:
+//     it helped single models and hurt the fold ensembles);
 //   - data.val_fraction 0.2: a stratified validation split of the
 //     training data (never the test set); train.select per
 //     train.SelectFor: the epoch with the lowest validation loss with at

@@ -21,17 +21,17 @@ func TestRecipeFromData(t *testing.T) {
 		want        map[string]any
 	}{
 		{"tiny set from scratch", 40, model.TaskClassify, true, nil,
-			map[string]any{"batch": 8, "epochs": 300, "size": "tiny-shallow", "pool": model.PoolMean, "lr": 1e-3, "drop": 0.1, "select": "last", "eval_every": 6, "refit": true, "ema": 0.99}},
+			map[string]any{"batch": 8, "epochs": 300, "size": "tiny-shallow", "pool": model.PoolMean, "lr": 1e-3, "drop": 0.1, "select": "last", "eval_every": 6, "refit": true, "ema": 0.99, "warp": 0.0}},
 		{"270 series", 270, model.TaskClassify, true, nil,
 			map[string]any{"batch": 32, "epochs": 167, "lr": 1e-3, "select": "loss", "eval_every": 1, "refit": false}},
 		{"fine-tuning a pre-trained encoder", 270, model.TaskClassify, false, nil,
 			map[string]any{"batch": 32, "lr": 5e-4, "size": "tiny", "pool": "auto"}},
-		{"flags win", 40, model.TaskClassify, true, []string{"--train.epochs", "7", "--train.lr", "0.01", "--train.augment_drop", "0"},
-			map[string]any{"batch": 8, "epochs": 7, "lr": 0.01, "drop": 0.0, "eval_every": 1}},
+		{"flags win", 40, model.TaskClassify, true, []string{"--train.epochs", "7", "--train.lr", "0.01", "--train.augment_drop", "0", "--train.augment_warp", "0.2"},
+			map[string]any{"batch": 8, "epochs": 7, "lr": 0.01, "drop": 0.0, "eval_every": 1, "warp": 0.2}},
 		{"explicit batch sets the epochs", 40, model.TaskClassify, true, []string{"--train.batch_size", "40"},
 			map[string]any{"batch": 40, "epochs": 500}},
 		{"pre-training", 5000, model.TaskPretrain, true, nil,
-			map[string]any{"batch": 64, "epochs": 20, "drop": 0.0, "ema": 0.0}},
+			map[string]any{"batch": 64, "epochs": 20, "drop": 0.0, "ema": 0.0, "warp": 0.0}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -46,7 +46,7 @@ func TestRecipeFromData(t *testing.T) {
 			}
 			got := map[string]any{"batch": cfg.Train.BatchSize, "epochs": cfg.Train.Epochs, "size": cfg.Model.Size,
 				"pool": cfg.Model.Pool, "lr": cfg.Train.LR, "drop": cfg.Train.AugmentDrop, "select": cfg.Train.Select,
-				"refit": cfg.Data.Refit, "ema": cfg.Train.EMA, "eval_every": cfg.Train.EvalEvery}
+				"refit": cfg.Data.Refit, "ema": cfg.Train.EMA, "eval_every": cfg.Train.EvalEvery, "warp": cfg.Train.AugmentWarp}
 			for k, v := range tc.want {
 				if got[k] != v {
 					t.Errorf("%s = %v, want %v", k, got[k], v)

@@ -33,7 +33,7 @@ type trainingRun struct {
 var (
 	pretrainOnly = []string{"model.decoder_size", "model.query_attention", "model.normalize_targets", "train.mask_ratio"}
 	finetuneOnly = []string{"model.task", "model.pool", "model.head_dropout", "train.label_smoothing", "train.class_weights",
-		"train.augment_drop", "train.augment_jitter", "train.augment_scale", "data.folds", "data.refit"}
+		"train.augment_drop", "train.augment_jitter", "train.augment_scale", "train.augment_warp", "data.folds", "data.refit"}
 	architecture = []string{"model.size", "model.pos_encoding", "model.p_rope", "model.rope_base", "model.use_cls", "model.rmsnorm_eps"}
 )
 
@@ -146,8 +146,8 @@ func (s *modelSection) check() error {
 	if !slices.Contains([]string{"auto", model.TaskClassify, model.TaskRegress}, s.Task) {
 		return fmt.Errorf("model.task %q: want auto, classify or regress", s.Task)
 	}
-	if !slices.Contains([]string{"auto", model.PoolCLS, model.PoolMean, model.PoolToken}, s.Pool) {
-		return fmt.Errorf("model.pool %q: want auto, cls, mean or token", s.Pool)
+	if !slices.Contains([]string{"auto", model.PoolCLS, model.PoolMean, model.PoolMax, model.PoolToken}, s.Pool) {
+		return fmt.Errorf("model.pool %q: want auto, cls, mean, max or token", s.Pool)
 	}
 	return nil
 }
