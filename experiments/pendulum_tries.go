@@ -85,8 +85,8 @@ func patchFrames(ds *data.Dataset, P int) *data.Dataset {
 	return &out
 }
 
-// frameMSE is the per-value MSE of the frames' predictions, each the mean
-// of its per tokens' predictions (per frames consecutive tokens).
+// frameMSE is the per-value MSE of the frames' predictions: a frame is
+// per consecutive tokens, and its prediction is the mean of theirs.
 func frameMSE(pred [][]float64, te *data.Dataset, per int) float64 {
 	var se float64
 	var n int
@@ -117,6 +117,7 @@ func runPendulumTries(ctx context.Context, o *Options, r *Result, name string, t
 		for _, ds := range []*data.Dataset{tr, val, te} {
 			shiftPositions(ds, 1)
 		}
+		patched := map[int][3]*data.Dataset{} // train, val, test cut into patches of each size
 		teFile, err := o.saveTestData(fmt.Sprintf("pendulum-seed%d-test", seed), te)
 		if err != nil {
 			return err
@@ -126,7 +127,12 @@ func runPendulumTries(ctx context.Context, o *Options, r *Result, name string, t
 			try.apply(&c, &tc)
 			trT, valT, teT := tr, val, te
 			if try.patch > 0 {
-				trT, valT, teT = patchFrames(tr, try.patch), patchFrames(val, try.patch), patchFrames(te, try.patch)
+				sets, ok := patched[try.patch]
+				if !ok { // tries with the same patches share one cut of the seed's data
+					sets = [3]*data.Dataset{patchFrames(tr, try.patch), patchFrames(val, try.patch), patchFrames(te, try.patch)}
+					patched[try.patch] = sets
+				}
+				trT, valT, teT = sets[0], sets[1], sets[2]
 				c.Values, c.PosDims = try.patch*try.patch, 3
 			}
 			m := newModel(c, uint64(seed))
