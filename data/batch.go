@@ -76,6 +76,25 @@ func Collate(dst *Batch, ds *Dataset, idx []int) *Batch {
 	return dst
 }
 
+// CollateShifted is Collate with each sample drawn at random (rng) from its
+// own tokens and its Shifts, all equally likely: the train.augment_shift
+// augmentation. Samples without Shifts are taken as they are.
+func CollateShifted(dst *Batch, ds *Dataset, idx []int, rng *rand.Rand) *Batch {
+	view := *ds
+	view.Samples = make([]Sample, len(idx))
+	order := make([]int, len(idx))
+	for j, i := range idx {
+		s := &ds.Samples[i]
+		if k := rng.IntN(len(s.Shifts) + 1); k > 0 {
+			view.Samples[j] = s.Shifts[k-1]
+		} else {
+			view.Samples[j] = *s
+		}
+		order[j] = j
+	}
+	return Collate(dst, &view, order)
+}
+
 // fillPadded copies src to the front of dst and zeroes the rest.
 func fillPadded(dst, src []float32) {
 	clear(dst[copy(dst, src):])

@@ -18,6 +18,10 @@ type Sample struct {
 	// Target is the regression target: [TargetDim] per sample, or
 	// [N*TargetDim] when Dataset.TargetPerToken; nil when the dataset has none.
 	Target []float32
+	// Shifts are other tokenisations of the same object (the series
+	// patched on a shifted grid, PatchSeriesShifted) that training may
+	// draw instead of Values and Positions; nil for most data.
+	Shifts []Sample
 }
 
 // Len is the number of tokens N given the dataset's values per token c.

@@ -26,52 +26,95 @@ func PatchSeries(ds *Dataset, P int) (*Dataset, error) {
 	if ds.TargetPerToken {
 		return nil, fmt.Errorf("series_patch %d: per-token targets cannot be grouped into patches", P)
 	}
-	c, d, ta := ds.C, ds.D, ds.TimeAxis
 	out := *ds
-	out.C = P*c + P
+	out.C = P*ds.C + P
 	out.ValueNames = nil // a token holds P observations and their offsets now
 	out.Samples = make([]Sample, len(ds.Samples))
 	for si := range ds.Samples {
-		s := &ds.Samples[si]
-		n := s.Len(c)
-		order := make([]int, n)
-		for i := range order {
-			order[i] = i
-		}
-		// Channel (leading axes) first, then time: runs of one channel.
-		slices.SortStableFunc(order, func(a, b int) int {
-			pa, pb := s.Positions[a*d:(a+1)*d], s.Positions[b*d:(b+1)*d]
-			for k := range d {
-				if k != ta {
-					if r := cmp.Compare(pa[k], pb[k]); r != 0 {
-						return r
-					}
-				}
-			}
-			return cmp.Compare(pa[ta], pb[ta])
-		})
-		ns := Sample{ID: s.ID, Label: s.Label, Target: s.Target}
-		for lo := 0; lo < n; {
-			hi := lo + 1
-			for hi < n && hi-lo < P && sameChannel(s.Positions, order[lo], order[hi], d, ta) {
-				hi++
-			}
-			first := s.Positions[order[lo]*d : (order[lo]+1)*d]
-			vals := make([]float32, P*c+P)
-			for j := range P {
-				vals[P*c+j] = -1
-			}
-			for j, i := range order[lo:hi] {
-				copy(vals[j*c:(j+1)*c], s.Values[i*c:(i+1)*c])
-				vals[P*c+j] = s.Positions[i*d+ta] - first[ta]
-			}
-			ns.Values = append(ns.Values, vals...)
-			ns.Positions = append(ns.Positions, first...)
-			lo = hi
-		}
-		out.Samples[si] = ns
+		out.Samples[si] = patchSample(&ds.Samples[si], ds.C, ds.D, ds.TimeAxis, P, 0)
 	}
 	return &out, nil
+}
+
+// PatchSeriesShifted is PatchSeries, and each sample also keeps in Shifts
+// its series patched with the token grid moved by 1, ..., P−1
+// observations (the first token of each channel then holds the first
+// shift observations, padded like a short last token): the other
+// tokenisations of the same object that train.augment_shift draws from,
+// so a model does not learn where one fixed grid happens to cut a shape.
+// Each shift costs the memory of the patched data again, so when P−1 of
+// them would hold more than MaxShiftFloats values and positions, fewer
+// shifts are kept, evenly spaced in 1..P−1 (none when even one would not
+// fit).
+func PatchSeriesShifted(ds *Dataset, P int) (*Dataset, error) {
+	out, err := PatchSeries(ds, P)
+	if err != nil || P == 1 {
+		return out, err
+	}
+	size := 0
+	for i := range out.Samples {
+		size += len(out.Samples[i].Values) + len(out.Samples[i].Positions)
+	}
+	n := min(P-1, MaxShiftFloats/max(size, 1))
+	for si := range ds.Samples {
+		shifts := make([]Sample, n)
+		for k := range shifts {
+			shifts[k] = patchSample(&ds.Samples[si], ds.C, ds.D, ds.TimeAxis, P, 1+k*(P-1)/n)
+		}
+		out.Samples[si].Shifts = shifts
+	}
+	return out, nil
+}
+
+// MaxShiftFloats bounds the values and positions PatchSeriesShifted adds
+// (2^27 float32s: 512 MiB).
+const MaxShiftFloats = 1 << 27
+
+// patchSample groups s's observations (c values, d position axes, time
+// axis ta) into tokens of P per channel, the first token of each channel
+// holding shift of them when 0 < shift < P.
+func patchSample(s *Sample, c, d, ta, P, shift int) Sample {
+	n := s.Len(c)
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	// Channel (leading axes) first, then time: runs of one channel.
+	slices.SortStableFunc(order, func(a, b int) int {
+		pa, pb := s.Positions[a*d:(a+1)*d], s.Positions[b*d:(b+1)*d]
+		for k := range d {
+			if k != ta {
+				if r := cmp.Compare(pa[k], pb[k]); r != 0 {
+					return r
+				}
+			}
+		}
+		return cmp.Compare(pa[ta], pb[ta])
+	})
+	ns := Sample{ID: s.ID, Label: s.Label, Target: s.Target}
+	for lo := 0; lo < n; {
+		size := P
+		if shift > 0 && (lo == 0 || !sameChannel(s.Positions, order[lo-1], order[lo], d, ta)) {
+			size = shift // a channel's first token under a shifted grid
+		}
+		hi := lo + 1
+		for hi < n && hi-lo < size && sameChannel(s.Positions, order[lo], order[hi], d, ta) {
+			hi++
+		}
+		first := s.Positions[order[lo]*d : (order[lo]+1)*d]
+		vals := make([]float32, P*c+P)
+		for j := range P {
+			vals[P*c+j] = -1
+		}
+		for j, i := range order[lo:hi] {
+			copy(vals[j*c:(j+1)*c], s.Values[i*c:(i+1)*c])
+			vals[P*c+j] = s.Positions[i*d+ta] - first[ta]
+		}
+		ns.Values = append(ns.Values, vals...)
+		ns.Positions = append(ns.Positions, first...)
+		lo = hi
+	}
+	return ns
 }
 
 // MaxSeriesPatch bounds PatchSeries's P.

@@ -116,6 +116,85 @@ func TestPatchSeries(t *testing.T) {
 	}
 }
 
+func TestPatchSeriesShifted(t *testing.T) {
+	ds := ragged()
+	p, err := PatchSeriesShifted(ds, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, _ := PatchSeries(ds, 2)
+	for i := range p.Samples {
+		s := p.Samples[i]
+		if !slices.Equal(s.Values, plain.Samples[i].Values) || !slices.Equal(s.Positions, plain.Samples[i].Positions) {
+			t.Errorf("sample %d: the unshifted tokens differ from PatchSeries's", i)
+		}
+		if len(s.Shifts) != 1 {
+			t.Fatalf("sample %d: %d shifts, want P−1 = 1", i, len(s.Shifts))
+		}
+	}
+	// Sample 2, grid moved by one: each channel's first token holds one
+	// observation, then pairs: (ch0: .25), (ch0: 2.25, 4.25), (ch1: 1.25), (ch1: 3.25).
+	sh := p.Samples[2].Shifts[0]
+	if want := []float32{0, 0.25, 0, 2.25, 1, 1.25, 1, 3.25}; !slices.Equal(sh.Positions, want) {
+		t.Errorf("shifted positions %v, want %v", sh.Positions, want)
+	}
+	if got, want := sh.Values[:12], []float32{2, 0, 0, 0, 0, -1, 4, 1, 6, 2, 0, 2}; !slices.Equal(got, want) {
+		t.Errorf("shifted channel-0 tokens %v, want %v", got, want)
+	}
+	if sh.Label != p.Samples[2].Label || sh.ID != p.Samples[2].ID {
+		t.Error("a shift must keep its sample's label and ID")
+	}
+	// Normalising the dataset normalises every shift, once.
+	st := Stats{Mean: make([]float64, p.C), Std: make([]float64, p.C)}
+	for k := range st.Mean {
+		st.Mean[k], st.Std[k] = 1, 2
+	}
+	before := slices.Clone(sh.Values)
+	if err := st.Apply(p); err != nil {
+		t.Fatal(err)
+	}
+	for j, v := range p.Samples[2].Shifts[0].Values {
+		if want := (before[j] - 1) / 2; v != want {
+			t.Fatalf("shift value %d: %v after Apply, want %v", j, v, want)
+		}
+	}
+	if q, err := PatchSeriesShifted(ds, 1); err != nil || q != ds {
+		t.Errorf("P = 1 must return the dataset itself: %v", err)
+	}
+}
+
+func TestCollateShifted(t *testing.T) {
+	p, err := PatchSeriesShifted(ragged(), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	seen := map[int]int{} // how often sample 2 came as its own tokens (0) or shift k
+	var b *Batch
+	for range 600 {
+		b = CollateShifted(b, p, []int{2, 0}, rng)
+		if b.B != 2 || b.Labels[0] != p.Samples[2].Label {
+			t.Fatalf("batch of %d, label %d", b.B, b.Labels[0])
+		}
+		row := b.Positions[:b.Lengths[0]*b.D]
+		k := -1
+		for j, alt := range append([]Sample{p.Samples[2]}, p.Samples[2].Shifts...) {
+			if slices.Equal(row, alt.Positions) {
+				k = j
+			}
+		}
+		if k < 0 {
+			t.Fatalf("row 0 %v is neither sample 2 nor one of its shifts", row)
+		}
+		seen[k]++
+	}
+	for k := range 3 {
+		if seen[k] < 150 { // 200 expected each
+			t.Errorf("tokenisation %d drawn %d times of 600: %v", k, seen[k], seen)
+		}
+	}
+}
+
 // Step dropping depends on each series alone: reordering the file or
 // reading one series by itself drops the same steps.
 func TestDropRandomStepsPerSample(t *testing.T) {

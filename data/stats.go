@@ -70,24 +70,34 @@ func slotStats(c int, ds *Dataset, field func(*Sample) []float32) Stats {
 // produced by Split/Subset share value slices, so apply it before splitting
 // (with stats from the training part) or to each part exactly once.
 func (s Stats) Apply(ds *Dataset) error {
-	return s.applyTo(ds.C, ds, func(s *Sample) []float32 { return s.Values })
+	return s.applyTo(ds.C, ds, func(s *Sample) []float32 { return s.Values }, true)
 }
 
 // ApplyTargets standardises ds's regression targets in place, as Apply
 // does its values.
 func (s Stats) ApplyTargets(ds *Dataset) error {
-	return s.applyTo(ds.TargetDim, ds, func(s *Sample) []float32 { return s.Target })
+	return s.applyTo(ds.TargetDim, ds, func(s *Sample) []float32 { return s.Target }, false)
 }
 
-func (s Stats) applyTo(c int, ds *Dataset, field func(*Sample) []float32) error {
+// applyTo normalises field of every sample, and of its Shifts when
+// shifts (their targets are the sample's own slice, not a copy).
+func (s Stats) applyTo(c int, ds *Dataset, field func(*Sample) []float32, shifts bool) error {
 	if err := s.check(c); err != nil {
 		return err
 	}
-	for i := range ds.Samples {
-		v := field(&ds.Samples[i])
+	apply := func(v []float32) {
 		for j := range v {
 			k := j % c
 			v[j] = float32((float64(v[j]) - s.Mean[k]) / s.Std[k])
+		}
+	}
+	for i := range ds.Samples {
+		apply(field(&ds.Samples[i]))
+		for k := range ds.Samples[i].Shifts {
+			if !shifts {
+				break
+			}
+			apply(field(&ds.Samples[i].Shifts[k]))
 		}
 	}
 	return nil

@@ -45,6 +45,7 @@ type Config struct {
 	AugmentDrop       float64 `json:"augment_drop,omitempty" yaml:"augment_drop" help:"fine-tuning: fraction of each sample's tokens hidden at random at every step (augmentation; 0: off)"`
 	AugmentJitter     float64 `json:"augment_jitter,omitempty" yaml:"augment_jitter" help:"fine-tuning: σ of Gaussian noise added to the (normalised) values at every step"`
 	AugmentWarp       float64 `json:"augment_warp,omitempty" yaml:"augment_warp" help:"fine-tuning: σ of a random per-sample time stretch e^(σ·N(0,1)) of the token positions"`
+	AugmentShift      bool    `json:"augment_shift,omitempty" yaml:"augment_shift" help:"fine-tuning on series patches (data.series_patch > 1): at every step each series' token grid is shifted by a random 0..P-1 observations"`
 	AugmentScale      float64 `json:"augment_scale,omitempty" yaml:"augment_scale" help:"fine-tuning: σ of a random per-sample amplitude factor 1+σ·N(0,1)"`
 	EMA               float64 `json:"ema,omitempty" yaml:"ema" help:"decay per step of a moving average of the weights that validation uses and best.safetensors keeps (0: off; e.g. 0.99)"`
 }

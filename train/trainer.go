@@ -238,7 +238,13 @@ func (t *Trainer) Run(ctx context.Context) (*Result, error) {
 				return nil, t.stop(ctx, prog, opt, st)
 			}
 			// The global batch, the same on every rank.
-			bt = data.Collate(bt, t.Train, perm[s*cfg.BatchSize:min((s+1)*cfg.BatchSize, N)])
+			idx := perm[s*cfg.BatchSize : min((s+1)*cfg.BatchSize, N)]
+			if cfg.AugmentShift && m.Cfg.Task != model.TaskPretrain {
+				// Its own stream of (seed, step), so resumed runs draw alike.
+				bt = data.CollateShifted(bt, t.Train, idx, rand.New(rand.NewPCG(cfg.Seed, 1<<42+uint64(st.Step))))
+			} else {
+				bt = data.Collate(bt, t.Train, idx)
+			}
 			rng := rand.New(rand.NewPCG(cfg.Seed, 1<<40+uint64(st.Step)))
 			m.ZeroGrad()
 			if m.Cfg.Task == model.TaskPretrain {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -72,7 +73,16 @@ func toyConfig(out string) Config {
 
 func runToy(t testing.TB, cfg Config, task string) (*model.Model[float32], *Result) {
 	m := toyModel(t, task)
-	tr := &Trainer{Cfg: cfg, Model: m, Train: toyData(10, 1), Val: toyData(6, 2), Data: toySpec(task), Log: io.Discard}
+	train := toyData(10, 1)
+	if cfg.AugmentShift {
+		// Stand-ins for shifted tokenisations (data.PatchSeriesShifted):
+		// each sample also comes without its first token.
+		for i := range train.Samples {
+			s := &train.Samples[i]
+			s.Shifts = []data.Sample{{ID: s.ID, Label: s.Label, Values: s.Values[2:], Positions: s.Positions[1:]}}
+		}
+	}
+	tr := &Trainer{Cfg: cfg, Model: m, Train: train, Val: toyData(6, 2), Data: toySpec(task), Log: io.Discard}
 	res, err := tr.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -96,11 +106,22 @@ func TestResumeIsExact(t *testing.T) {
 	for _, tc := range []struct {
 		task, opt string
 		ema       float64
-	}{{model.TaskPretrain, "adamw", 0}, {model.TaskClassify, "sgd", 0}, {model.TaskClassify, "adamw", 0.9}} {
-		t.Run(fmt.Sprintf("%s/%s/ema%v", tc.task, tc.opt, tc.ema), func(t *testing.T) {
+		shift     bool
+	}{{model.TaskPretrain, "adamw", 0, false}, {model.TaskClassify, "sgd", 0, false}, {model.TaskClassify, "adamw", 0.9, false},
+		{model.TaskClassify, "adamw", 0, true}} {
+		t.Run(fmt.Sprintf("%s/%s/ema%v/shift%v", tc.task, tc.opt, tc.ema, tc.shift), func(t *testing.T) {
 			cfg := toyConfig(t.TempDir())
-			cfg.Optimizer, cfg.EMA = tc.opt, tc.ema
+			cfg.Optimizer, cfg.EMA, cfg.AugmentShift = tc.opt, tc.ema, tc.shift
 			whole, _ := runToy(t, cfg, tc.task)
+			if tc.shift {
+				// The shifts are drawn: without them the run differs.
+				cfg.Out, cfg.AugmentShift = t.TempDir(), false
+				plain, _ := runToy(t, cfg, tc.task)
+				if slices.Equal(plain.W, whole.W) {
+					t.Fatal("train.augment_shift changed nothing")
+				}
+				cfg.AugmentShift = true
+			}
 
 			cfg.Out = t.TempDir()
 			cfg.MaxSteps = 4

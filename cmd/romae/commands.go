@@ -153,7 +153,9 @@ func cmdFinetune(ctx context.Context, args []string) error {
 // data.val_fraction of the training data for validation when no
 // data.val file is given, and returns the data spec the checkpoints carry.
 func loadTraining(cfg *runConfig, base *data.Spec, r *recipe, pretrain bool) (tr, val *data.Dataset, spec *data.Spec, err error) {
-	if tr, err = cfg.Data.Source.Load(cfg.Data.Train); err != nil {
+	src := cfg.Data.Source
+	src.SeriesPatch = 0 // patched below, once the recipe has chosen P and whether to shift
+	if tr, err = src.Load(cfg.Data.Train); err != nil {
 		return nil, nil, nil, err
 	}
 	if tr.MissingValues > 0 {
@@ -161,10 +163,12 @@ func loadTraining(cfg *runConfig, base *data.Spec, r *recipe, pretrain bool) (tr
 			cfg.Data.Train, tr.MissingValues, cmp.Or(cfg.Data.NaN, data.NaNMissing), tr.DroppedSamples)
 	}
 	r.applyDataRecipe(cfg, tr, base, pretrain)
-	if !r.set["data.series_patch"] { // chosen from the data just read
-		if tr, err = data.PatchSeries(tr, max(cfg.Data.SeriesPatch, 1)); err != nil {
-			return nil, nil, nil, fmt.Errorf("%s: %w", cfg.Data.Train, err)
-		}
+	patch := data.PatchSeries
+	if cfg.Train.AugmentShift && !pretrain {
+		patch = data.PatchSeriesShifted
+	}
+	if tr, err = patch(tr, max(cfg.Data.SeriesPatch, 1)); err != nil {
+		return nil, nil, nil, fmt.Errorf("%s: %w", cfg.Data.Train, err)
 	}
 	spec = &data.Spec{Source: cfg.Data.Source, Train: cfg.Data.Train}
 	if !pretrain {

@@ -22,6 +22,10 @@ import (
 //     so a series has about targetTokens tokens (a token then carries a
 //     local shape, not a single number: on GunPoint one token per step
 //     reached 0.69 accuracy from scratch, 8 steps per token 0.89);
+//   - train.augment_shift whenever series are patched: each step draws
+//     every series with its patch grid moved by 0..P−1 observations
+//     (fold ensembles: ArrowHead 0.705 → 0.819, GunPoint 0.962 → 0.982;
+//     docs/defaults.md);
 //   - model.size (training from scratch): the smallest preset
 //     (tiny-shallow) unless the data are large, since a 4.7M-parameter
 //     encoder fitted to a few hundred series memorises them;
@@ -129,6 +133,9 @@ func (r *recipe) applyDataRecipe(cfg *runConfig, raw *data.Dataset, base *data.S
 		choose(r, "data.series_patch", &cfg.Data.SeriesPatch, max(base.Source.SeriesPatch, 1))
 	case !pretrain && cfg.Data.Patch == [2]int{}:
 		choose(r, "data.series_patch", &cfg.Data.SeriesPatch, seriesPatchFor(raw))
+	}
+	if !pretrain && cfg.Data.SeriesPatch > 1 {
+		choose(r, "train.augment_shift", &cfg.Train.AugmentShift, true)
 	}
 	if k := train.RecipeFolds(len(raw.Samples)); k > 1 && cfg.Data.Val == "" && !pretrain && !r.set["data.val_fraction"] && !r.set["data.refit"] {
 		choose(r, "data.folds", &cfg.Data.Folds, k)

@@ -195,6 +195,52 @@ func TestDataRecipeFolds(t *testing.T) {
 	}
 }
 
+// The data recipe shifts the patch grid (train.augment_shift) whenever it
+// fine-tunes on series patches, unless told not to.
+func TestDataRecipeShift(t *testing.T) {
+	series := func(length int) *data.Dataset {
+		ds := &data.Dataset{C: 1, D: 1, Classes: []string{"a", "b"}}
+		for i := range 20 {
+			s := data.Sample{Label: i % 2}
+			for j := range length {
+				s.Values = append(s.Values, float32(j))
+				s.Positions = append(s.Positions, float32(j))
+			}
+			ds.Samples = append(ds.Samples, s)
+		}
+		return ds
+	}
+	for _, tc := range []struct {
+		name     string
+		length   int
+		pretrain bool
+		args     []string
+		patch    int
+		shift    bool
+	}{
+		{"short series, one token per step", 40, false, nil, 1, false},
+		{"long series", 240, false, nil, 10, true},
+		{"patch given", 40, false, []string{"--data.series_patch", "4"}, 4, true},
+		{"shift turned off", 240, false, []string{"--train.augment_shift=false"}, 10, false},
+		{"pre-training", 240, true, nil, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := "finetune"
+			if tc.pretrain {
+				cmd = "pretrain"
+			}
+			run, err := parseTraining(cmd, "", append(tc.args, "--data", trainTS, "--out", t.TempDir()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			run.r.applyDataRecipe(&run.cfg, series(tc.length), nil, tc.pretrain)
+			if p, s := run.cfg.Data.SeriesPatch, run.cfg.Train.AugmentShift; p != tc.patch || s != tc.shift {
+				t.Errorf("data.series_patch %d, train.augment_shift %v; want %d and %v", p, s, tc.patch, tc.shift)
+			}
+		})
+	}
+}
+
 // data.folds K: K fold runs, out-of-fold metrics over every training
 // series, and the ensemble of the fold models as the run's model, which
 // evaluate, predict and report read; --overwrite clears the fold runs.
