@@ -31,7 +31,8 @@ func PatchSeries(ds *Dataset, P int) (*Dataset, error) {
 	out.ValueNames = nil // a token holds P observations and their offsets now
 	out.Samples = make([]Sample, len(ds.Samples))
 	for si := range ds.Samples {
-		out.Samples[si] = patchSample(&ds.Samples[si], ds.C, ds.D, ds.TimeAxis, P, 0)
+		s := &ds.Samples[si]
+		out.Samples[si] = patchSample(s, channelTimeOrder(s, ds.C, ds.D, ds.TimeAxis), ds.C, ds.D, ds.TimeAxis, P, 0)
 	}
 	return &out, nil
 }
@@ -57,9 +58,11 @@ func PatchSeriesShifted(ds *Dataset, P int) (*Dataset, error) {
 	}
 	n := min(P-1, MaxShiftFloats/max(size, 1))
 	for si := range ds.Samples {
+		s := &ds.Samples[si]
+		order := channelTimeOrder(s, ds.C, ds.D, ds.TimeAxis)
 		shifts := make([]Sample, n)
 		for k := range shifts {
-			shifts[k] = patchSample(&ds.Samples[si], ds.C, ds.D, ds.TimeAxis, P, 1+k*(P-1)/n)
+			shifts[k] = patchSample(s, order, ds.C, ds.D, ds.TimeAxis, P, 1+k*(P-1)/n)
 		}
 		out.Samples[si].Shifts = shifts
 	}
@@ -67,19 +70,18 @@ func PatchSeriesShifted(ds *Dataset, P int) (*Dataset, error) {
 }
 
 // MaxShiftFloats bounds the values and positions PatchSeriesShifted adds
-// (2^27 float32s: 512 MiB).
-const MaxShiftFloats = 1 << 27
+// (2^26 float32s: 256 MiB).
+const MaxShiftFloats = 1 << 26
 
-// patchSample groups s's observations (c values, d position axes, time
-// axis ta) into tokens of P per channel, the first token of each channel
-// holding shift of them when 0 < shift < P.
-func patchSample(s *Sample, c, d, ta, P, shift int) Sample {
+// channelTimeOrder is the order of s's observations (c values, d position
+// axes, time axis ta) by channel (the leading axes), then time: runs of
+// one channel.
+func channelTimeOrder(s *Sample, c, d, ta int) []int {
 	n := s.Len(c)
 	order := make([]int, n)
 	for i := range order {
 		order[i] = i
 	}
-	// Channel (leading axes) first, then time: runs of one channel.
 	slices.SortStableFunc(order, func(a, b int) int {
 		pa, pb := s.Positions[a*d:(a+1)*d], s.Positions[b*d:(b+1)*d]
 		for k := range d {
@@ -91,28 +93,43 @@ func patchSample(s *Sample, c, d, ta, P, shift int) Sample {
 		}
 		return cmp.Compare(pa[ta], pb[ta])
 	})
-	ns := Sample{ID: s.ID, Label: s.Label, Target: s.Target}
-	for lo := 0; lo < n; {
+	return order
+}
+
+// patchSample groups s's observations, in channelTimeOrder, into tokens of
+// P per channel, the first token of each channel holding shift of them
+// when 0 < shift < P.
+func patchSample(s *Sample, order []int, c, d, ta, P, shift int) Sample {
+	// The token boundaries first, so the values are allocated once at
+	// their size (P tokenisations of a large set are held at once).
+	var starts []int
+	for lo := 0; lo < len(order); {
 		size := P
 		if shift > 0 && (lo == 0 || !sameChannel(s.Positions, order[lo-1], order[lo], d, ta)) {
 			size = shift // a channel's first token under a shifted grid
 		}
+		starts = append(starts, lo)
 		hi := lo + 1
-		for hi < n && hi-lo < size && sameChannel(s.Positions, order[lo], order[hi], d, ta) {
+		for hi < len(order) && hi-lo < size && sameChannel(s.Positions, order[lo], order[hi], d, ta) {
 			hi++
 		}
-		first := s.Positions[order[lo]*d : (order[lo]+1)*d]
-		vals := make([]float32, P*c+P)
+		lo = hi
+	}
+	starts = append(starts, len(order))
+	w := P*c + P // values per token
+	ns := Sample{ID: s.ID, Label: s.Label, Target: s.Target,
+		Values: make([]float32, (len(starts)-1)*w), Positions: make([]float32, 0, (len(starts)-1)*d)}
+	for t := range len(starts) - 1 {
+		first := s.Positions[order[starts[t]]*d : (order[starts[t]]+1)*d]
+		vals := ns.Values[t*w : (t+1)*w]
 		for j := range P {
 			vals[P*c+j] = -1
 		}
-		for j, i := range order[lo:hi] {
+		for j, i := range order[starts[t]:starts[t+1]] {
 			copy(vals[j*c:(j+1)*c], s.Values[i*c:(i+1)*c])
 			vals[P*c+j] = s.Positions[i*d+ta] - first[ta]
 		}
-		ns.Values = append(ns.Values, vals...)
 		ns.Positions = append(ns.Positions, first...)
-		lo = hi
 	}
 	return ns
 }
