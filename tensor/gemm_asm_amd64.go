@@ -35,6 +35,10 @@ var asmKC = kBlock(cpuInfo.L1D, cpuInfo.L2, asmNC, asmMR, 4, 256)
 // archsimd 4×32 kernel), a variable so benchmarks can compare both.
 var simdAsmKernel = true
 
+// asmDirectAT makes asmCompute read op(A) = Aᵀ in place (false: packed
+// by packAT8 first), a variable so benchmarks can compare both.
+var asmDirectAT = true
+
 var asmBufs = make(chan *[]float32, 32)
 
 // serialAsm is serial on the assembly kernel: pack op(B), then compute.
@@ -99,7 +103,7 @@ func asmCompute(transA bool, m, n, k int, alpha float32, a []float32, lda int, b
 			}
 			for ic := 0; ic < m; ic += asmMC {
 				mb := min(asmMC, m-ic)
-				if transA {
+				if transA && (!asmDirectAT || mb%asmMR != 0) {
 					packAT8(a, lda, ic, pc, mb, kb, abuf)
 				}
 				for i := ic; i < ic+mb; i += asmMR {
@@ -107,6 +111,10 @@ func asmCompute(transA bool, m, n, k int, alpha float32, a []float32, lda int, b
 					var ap unsafe.Pointer
 					var astep, arow uintptr
 					switch {
+					case transA && asmDirectAT && mb%asmMR == 0:
+						// Aᵀ's 8 rows at step p are 8 adjacent floats of
+						// A's row pc+p: the kernel reads them in place.
+						ap, astep, arow = unsafe.Pointer(&a[pc*lda+i]), uintptr(lda)*4, 4
 					case transA:
 						ap, astep, arow = unsafe.Pointer(&abuf[(i-ic)*kb]), asmMR*4, 4
 					case rows == asmMR:

@@ -65,3 +65,26 @@ func TestSgemmCPUEfficiency(t *testing.T) {
 		t.Log(line)
 	}
 }
+
+// BenchmarkSgemmDirectAT compares reading op(A) = Aᵀ in place with packing
+// it first (asmDirectAT) on the model's TN products (the weight gradients),
+// side by side in one run.
+func BenchmarkSgemmDirectAT(b *testing.B) {
+	if SetBackend("avx512") != nil {
+		b.Skip("no avx512")
+	}
+	defer SetBackend(registry[0].b.Name())
+	for _, sh := range benchShapes {
+		if !sh.transA {
+			continue
+		}
+		for _, direct := range []bool{false, true, false, true} {
+			b.Run(fmt.Sprintf("%s/direct=%v", sh.name, direct), func(b *testing.B) {
+				prev := asmDirectAT
+				asmDirectAT = direct
+				defer func() { asmDirectAT = prev }()
+				benchShapeRun(b, sh)
+			})
+		}
+	}
+}
