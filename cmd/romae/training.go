@@ -33,7 +33,7 @@ type trainingRun struct {
 var (
 	pretrainOnly = []string{"model.decoder_size", "model.query_attention", "model.normalize_targets", "train.mask_ratio"}
 	finetuneOnly = []string{"model.task", "model.pool", "model.head_dropout", "train.label_smoothing", "train.class_weights",
-		"train.augment_drop", "train.augment_jitter", "train.augment_scale", "train.augment_warp", "data.folds", "data.refit"}
+		"train.augment_drop", "train.augment_jitter", "train.augment_scale", "train.augment_warp", "train.augment_shift", "data.folds", "data.refit"}
 	architecture = []string{"model.size", "model.pos_encoding", "model.p_rope", "model.rope_base", "model.use_cls", "model.rmsnorm_eps"}
 )
 
