@@ -44,7 +44,7 @@ func PatchSeries(ds *Dataset, P int) (*Dataset, error) {
 // tokenisations of the same object that train.augment_shift draws from,
 // so a model does not learn where one fixed grid happens to cut a shape.
 // Each shift costs the memory of the patched data again, so when P−1 of
-// them would hold more than MaxShiftFloats values and positions, fewer
+// them would hold more than maxShiftFloats values and positions, fewer
 // shifts are kept, evenly spaced in 1..P−1 (none when even one would not
 // fit).
 func PatchSeriesShifted(ds *Dataset, P int) (*Dataset, error) {
@@ -56,7 +56,7 @@ func PatchSeriesShifted(ds *Dataset, P int) (*Dataset, error) {
 	for i := range out.Samples {
 		size += len(out.Samples[i].Values) + len(out.Samples[i].Positions)
 	}
-	n := min(P-1, MaxShiftFloats/max(size, 1))
+	n := min(P-1, maxShiftFloats/max(size, 1))
 	for si := range ds.Samples {
 		s := &ds.Samples[si]
 		order := channelTimeOrder(s, ds.C, ds.D, ds.TimeAxis)
@@ -69,9 +69,9 @@ func PatchSeriesShifted(ds *Dataset, P int) (*Dataset, error) {
 	return out, nil
 }
 
-// MaxShiftFloats bounds the values and positions PatchSeriesShifted adds
-// (2^26 float32s: 256 MiB).
-const MaxShiftFloats = 1 << 26
+// maxShiftFloats bounds the values and positions PatchSeriesShifted adds
+// (2^26 float32s: 256 MiB); a variable for tests.
+var maxShiftFloats = 1 << 26
 
 // channelTimeOrder is the order of s's observations (c values, d position
 // axes, time axis ta) by channel (the leading axes), then time: runs of

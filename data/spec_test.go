@@ -158,8 +158,54 @@ func TestPatchSeriesShifted(t *testing.T) {
 			t.Fatalf("shift value %d: %v after Apply, want %v", j, v, want)
 		}
 	}
+	// The targets a shift shares with its sample are scaled once.
+	tgt := p.Samples[2].Target[0]
+	if err := (Stats{Mean: []float64{1}, Std: []float64{2}}).ApplyTargets(p); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := p.Samples[2].Shifts[0].Target[0], (tgt-1)/2; got != want {
+		t.Errorf("shifted sample's target %v after ApplyTargets, want %v", got, want)
+	}
 	if q, err := PatchSeriesShifted(ds, 1); err != nil || q != ds {
 		t.Errorf("P = 1 must return the dataset itself: %v", err)
+	}
+}
+
+// Over the memory bound, fewer shifts are kept, evenly spaced; none when
+// one would not fit.
+func TestPatchSeriesShiftedBound(t *testing.T) {
+	defer func(v int) { maxShiftFloats = v }(maxShiftFloats)
+	ds := ragged()
+	plain, _ := PatchSeries(ds, 4)
+	size := 0
+	for _, s := range plain.Samples {
+		size += len(s.Values) + len(s.Positions)
+	}
+	for _, tc := range []struct{ budget, shifts int }{{3 * size, 3}, {2*size + size/2, 2}, {size, 1}, {size - 1, 0}} {
+		maxShiftFloats = tc.budget
+		p, err := PatchSeriesShifted(ds, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := len(p.Samples[4].Shifts); got != tc.shifts {
+			t.Errorf("budget %d floats (%d per tokenisation): %d shifts, want %d", tc.budget, size, got, tc.shifts)
+		}
+		if tc.shifts == 2 {
+			// Shifts 1 and 2 of 1..3 (1 + k·3/2): each channel's first
+			// token holds that many observations (offsets ≥ 0).
+			for k, want := range []int{1, 2} {
+				first := p.Samples[4].Shifts[k].Values[4*2 : 4*2+4]
+				held := 0
+				for _, o := range first {
+					if o >= 0 {
+						held++
+					}
+				}
+				if held != want {
+					t.Errorf("shift %d: first token holds %d observations, want %d", k, held, want)
+				}
+			}
+		}
 	}
 }
 

@@ -141,6 +141,22 @@ func TestHoldoutThenRefit(t *testing.T) {
 	}
 }
 
+// dataRecipe parses a finetune (or pretrain) command line with args and
+// applies the data recipe for raw.
+func dataRecipe(t *testing.T, raw *data.Dataset, pretrain bool, args []string) *trainingRun {
+	t.Helper()
+	cmd := "finetune"
+	if pretrain {
+		cmd = "pretrain"
+	}
+	run, err := parseTraining(cmd, "", append(args, "--data", trainTS, "--out", t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run.r.applyDataRecipe(&run.cfg, raw, nil, pretrain)
+	return run
+}
+
 // The data recipe: fold models for 10 to 1000 training series when
 // fine-tuning with no validation file or split given, a 20% split
 // otherwise.
@@ -170,15 +186,7 @@ func TestDataRecipeFolds(t *testing.T) {
 		{"folds given", 2000, false, []string{"--data.folds", "3"}, 3, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cmd := "finetune"
-			if tc.pretrain {
-				cmd = "pretrain"
-			}
-			run, err := parseTraining(cmd, "", append(tc.args, "--data", trainTS, "--out", t.TempDir()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			run.r.applyDataRecipe(&run.cfg, samples(tc.n), nil, tc.pretrain)
+			run := dataRecipe(t, samples(tc.n), tc.pretrain, tc.args)
 			if d := run.cfg.Data; d.Folds != tc.folds || d.ValFraction != tc.valFrac {
 				t.Errorf("data.folds %d, data.val_fraction %v; want %d and %v", d.Folds, d.ValFraction, tc.folds, tc.valFrac)
 			}
@@ -225,15 +233,7 @@ func TestDataRecipeShift(t *testing.T) {
 		{"pre-training", 240, true, nil, 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cmd := "finetune"
-			if tc.pretrain {
-				cmd = "pretrain"
-			}
-			run, err := parseTraining(cmd, "", append(tc.args, "--data", trainTS, "--out", t.TempDir()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			run.r.applyDataRecipe(&run.cfg, series(tc.length), nil, tc.pretrain)
+			run := dataRecipe(t, series(tc.length), tc.pretrain, tc.args)
 			if p, s := run.cfg.Data.SeriesPatch, run.cfg.Train.AugmentShift; p != tc.patch || s != tc.shift {
 				t.Errorf("data.series_patch %d, train.augment_shift %v; want %d and %v", p, s, tc.patch, tc.shift)
 			}
