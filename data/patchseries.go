@@ -17,24 +17,40 @@ import (
 // observation's (channel..., time), so RoPE still sees real times and gaps.
 // Per-token targets cannot be patched (an error). P = 1 returns ds.
 func PatchSeries(ds *Dataset, P int) (*Dataset, error) {
+	out, _, err := patchSeries(ds, P, false)
+	return out, err
+}
+
+// patchSeries is PatchSeries, also returning each sample's
+// channelTimeOrder when keepOrders, for the shifted grids to reuse (nil
+// when P = 1).
+func patchSeries(ds *Dataset, P int, keepOrders bool) (*Dataset, [][]int, error) {
 	if P == 1 {
-		return ds, nil
+		return ds, nil, nil
 	}
 	if P < 1 || P > MaxSeriesPatch {
-		return nil, fmt.Errorf("series_patch %d: want 1 ≤ P ≤ %d", P, MaxSeriesPatch)
+		return nil, nil, fmt.Errorf("series_patch %d: want 1 ≤ P ≤ %d", P, MaxSeriesPatch)
 	}
 	if ds.TargetPerToken {
-		return nil, fmt.Errorf("series_patch %d: per-token targets cannot be grouped into patches", P)
+		return nil, nil, fmt.Errorf("series_patch %d: per-token targets cannot be grouped into patches", P)
 	}
 	out := *ds
 	out.C = P*ds.C + P
 	out.ValueNames = nil // a token holds P observations and their offsets now
 	out.Samples = make([]Sample, len(ds.Samples))
+	var orders [][]int
+	if keepOrders {
+		orders = make([][]int, len(ds.Samples))
+	}
 	for si := range ds.Samples {
 		s := &ds.Samples[si]
-		out.Samples[si] = patchSample(s, channelTimeOrder(s, ds.C, ds.D, ds.TimeAxis), ds.C, ds.D, ds.TimeAxis, P, 0)
+		order := channelTimeOrder(s, ds.C, ds.D, ds.TimeAxis)
+		out.Samples[si] = patchSample(s, order, ds.C, ds.D, ds.TimeAxis, P, 0)
+		if keepOrders {
+			orders[si] = order
+		}
 	}
-	return &out, nil
+	return &out, orders, nil
 }
 
 // PatchSeriesShifted is PatchSeries, and each sample also keeps in Shifts
@@ -48,7 +64,7 @@ func PatchSeries(ds *Dataset, P int) (*Dataset, error) {
 // shifts are kept, evenly spaced in 1..P−1 (none when even one would not
 // fit).
 func PatchSeriesShifted(ds *Dataset, P int) (*Dataset, error) {
-	out, err := PatchSeries(ds, P)
+	out, orders, err := patchSeries(ds, P, true)
 	if err != nil || P == 1 {
 		return out, err
 	}
@@ -58,11 +74,9 @@ func PatchSeriesShifted(ds *Dataset, P int) (*Dataset, error) {
 	}
 	n := min(P-1, maxShiftFloats/max(size, 1))
 	for si := range ds.Samples {
-		s := &ds.Samples[si]
-		order := channelTimeOrder(s, ds.C, ds.D, ds.TimeAxis)
 		shifts := make([]Sample, n)
 		for k := range shifts {
-			shifts[k] = patchSample(s, order, ds.C, ds.D, ds.TimeAxis, P, 1+k*(P-1)/n)
+			shifts[k] = patchSample(&ds.Samples[si], orders[si], ds.C, ds.D, ds.TimeAxis, P, 1+k*(P-1)/n)
 		}
 		out.Samples[si].Shifts = shifts
 	}

@@ -93,11 +93,10 @@ func (s Stats) applyTo(c int, ds *Dataset, field func(*Sample) []float32, shifts
 	}
 	for i := range ds.Samples {
 		apply(field(&ds.Samples[i]))
-		for k := range ds.Samples[i].Shifts {
-			if !shifts {
-				break
+		if shifts {
+			for k := range ds.Samples[i].Shifts {
+				apply(field(&ds.Samples[i].Shifts[k]))
 			}
-			apply(field(&ds.Samples[i].Shifts[k]))
 		}
 	}
 	return nil
