@@ -65,28 +65,49 @@ func TestRecipeFromData(t *testing.T) {
 }
 
 func TestSeriesPatchFor(t *testing.T) {
-	series := func(n, channels int) *data.Dataset {
+	// dataset holds one series per length, each with that many observations
+	// on every channel.
+	dataset := func(lengths []int, channels int) *data.Dataset {
 		d := 1
 		if channels > 1 {
 			d = 2
 		}
 		ds := &data.Dataset{C: 1, D: d, TimeAxis: d - 1}
-		s := data.Sample{}
-		for c := range channels {
-			for i := range n {
-				s.Values = append(s.Values, 0)
-				if d == 2 {
-					s.Positions = append(s.Positions, float32(c))
+		for _, n := range lengths {
+			s := data.Sample{}
+			for c := range channels {
+				for i := range n {
+					s.Values = append(s.Values, 0)
+					if d == 2 {
+						s.Positions = append(s.Positions, float32(c))
+					}
+					s.Positions = append(s.Positions, float32(i))
 				}
-				s.Positions = append(s.Positions, float32(i))
 			}
+			ds.Samples = append(ds.Samples, s)
 		}
-		ds.Samples = []data.Sample{s}
 		return ds
 	}
-	for _, tc := range []struct{ n, channels, want int }{{24, 1, 1}, {48, 1, 1}, {150, 1, 6}, {251, 1, 10}, {5000, 1, 32}, {150, 6, 6}, {40, 6, 1}} {
-		if got := seriesPatchFor(series(tc.n, tc.channels)); got != tc.want {
-			t.Errorf("%d observations × %d channels: P = %d, want %d", tc.n, tc.channels, got, tc.want)
+	for _, tc := range []struct {
+		name     string
+		lengths  []int
+		channels int
+		want     int
+	}{
+		{"short", []int{24}, 1, 1},
+		{"at the limit", []int{48}, 1, 1},
+		{"GunPoint", []int{150}, 1, 6},
+		{"ArrowHead", []int{251}, 1, 10},
+		{"long", []int{5000}, 1, 32},
+		{"6 channels", []int{150, 150}, 6, 6},
+		{"6 short channels", []int{40}, 6, 1},
+		// Ragged: P from the lower quartile (90), not the median (130).
+		{"ragged", []int{360, 30, 130, 50, 190, 90, 140, 100}, 1, 4},
+		{"ragged, short quartile", []int{10, 10, 60, 60}, 1, 2},
+		{"ragged, short median", []int{10, 10, 40, 400}, 1, 1},
+	} {
+		if got := seriesPatchFor(dataset(tc.lengths, tc.channels)); got != tc.want {
+			t.Errorf("%s: lengths %v × %d channels: P = %d, want %d", tc.name, tc.lengths, tc.channels, got, tc.want)
 		}
 	}
 }
