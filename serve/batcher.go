@@ -115,13 +115,29 @@ func (b *batcher) retryAfter() int {
 
 func (b *batcher) run() {
 	defer close(b.stopped)
+	// The forward passes run on this goroutine too: its thread follows
+	// the compute priority (cores.go). Locked, it ends with the goroutine,
+	// so it never returns to Go's pool idle-class.
+	managed, idle := computeManaged(), false
+	if managed {
+		applyComputePolicy()
+		idle = priority.idle.Load()
+	}
 	for {
 		select {
 		case <-b.stop:
 			b.drain()
 			return
 		case j := <-b.ch:
-			b.process(b.collect(b.take(j)))
+			group := b.collect(b.take(j))
+			if managed {
+				settleComputePolicy()
+				if now := priority.idle.Load(); now != idle {
+					setThreadPolicy(now)
+					idle = now
+				}
+			}
+			b.process(group)
 		}
 	}
 }

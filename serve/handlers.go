@@ -279,6 +279,9 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, code int, reason, 
 
 // refuse is a fail that tells the client when to retry (429, 503).
 func (s *Server) refuse(w http.ResponseWriter, r *http.Request, code int, reason, msg string, retryAfter int) {
+	if code == http.StatusTooManyRequests {
+		noteRefusal()
+	}
 	w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
 	s.fail(w, r, code, reason, msg)
 }

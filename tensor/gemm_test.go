@@ -1,10 +1,13 @@
 package tensor
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -303,6 +306,54 @@ func TestSetThreadsCapsParallelism(t *testing.T) {
 				tc.threads, chunks.Load(), peak.Load(), tc.wantChunks, tc.wantMax)
 		}
 	}
+}
+
+// SetWorkerStart's hook runs on the worker goroutines, once per worker
+// and change, before the chunks they claim; the caller's chunks do not run
+// it.
+func TestSetWorkerStart(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(runtime.GOMAXPROCS(0), 2)))
+	defer SetWorkerStart(nil)
+	var mu sync.Mutex
+	started := map[uint64]int{} // hook calls per goroutine
+	SetWorkerStart(func() {
+		mu.Lock()
+		started[goroutineID()]++
+		mu.Unlock()
+	})
+	for range 3 {
+		var workerChunks atomic.Int32
+		caller := goroutineID()
+		ParallelFor(16, 1, func(lo, hi int) {
+			time.Sleep(2 * time.Millisecond) // let the workers claim some
+			if id := goroutineID(); id != caller {
+				workerChunks.Add(1)
+				mu.Lock()
+				n := started[id]
+				mu.Unlock()
+				if n != 1 {
+					t.Errorf("a worker ran a chunk after %d hook calls, want 1", n)
+				}
+			}
+		})
+		if workerChunks.Load() == 0 {
+			t.Fatal("no chunk ran on a worker")
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if _, ok := started[goroutineID()]; ok {
+		t.Error("the hook ran on the caller")
+	}
+}
+
+// goroutineID is the calling goroutine's number, from its stack header.
+func goroutineID() uint64 {
+	var buf [32]byte
+	b := buf[:runtime.Stack(buf[:], false)]
+	b = bytes.TrimPrefix(b, []byte("goroutine "))
+	id, _ := strconv.ParseUint(string(b[:bytes.IndexByte(b, ' ')]), 10, 64)
+	return id
 }
 
 func TestParallelFor(t *testing.T) {

@@ -94,13 +94,43 @@ func pfStart(want int) {
 	defer pfMu.Unlock()
 	for pfWorkers < want {
 		pfWorkers++
-		go func() {
-			for t := range pfQueue {
-				t.run()
-			}
-		}()
+		go poolWorker()
 	}
 	pfCount.Store(int32(pfWorkers))
 }
 
 var pfCount atomic.Int32
+
+// SetWorkerStart makes every pool worker call start once, on its own
+// goroutine, before it next runs a chunk (workers already running call it
+// at their next task). A server uses it to lock the workers to OS threads
+// and lower those threads' scheduling class (serve.IdleCompute); nil
+// removes the hook for workers started later.
+func SetWorkerStart(start func()) {
+	if start == nil {
+		workerStart.Store(nil)
+	} else {
+		workerStart.Store(&start)
+	}
+	workerStartGen.Add(1)
+}
+
+var (
+	workerStart    atomic.Pointer[func()]
+	workerStartGen atomic.Int64
+)
+
+// poolWorker is one pool goroutine: it runs tasks until the queue closes,
+// calling the SetWorkerStart hook whenever it changed since its last task.
+func poolWorker() {
+	var seen int64
+	for t := range pfQueue {
+		if g := workerStartGen.Load(); g != seen {
+			seen = g
+			if f := workerStart.Load(); f != nil {
+				(*f)()
+			}
+		}
+		t.run()
+	}
+}

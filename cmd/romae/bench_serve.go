@@ -47,6 +47,7 @@ type serveBenchOpts struct {
 	maxWait     time.Duration
 	queue       int
 	process     bool
+	priority    string
 }
 
 // serveBenchFlags registers the serve workload's flags on bench's set.
@@ -63,6 +64,7 @@ func serveBenchFlags(fs *flag.FlagSet) *serveBenchOpts {
 	fs.DurationVar(&so.maxWait, "serve-max-wait", 5*time.Millisecond, "serve: the server's --max-wait")
 	fs.IntVar(&so.queue, "serve-queue", 0, "serve: the server's --queue in samples (0: 4 × --batch)")
 	fs.BoolVar(&so.process, "serve-process", true, "serve: run the server as a child process (romae serve); false: in this process")
+	fs.StringVar(&so.priority, "serve-compute-priority", "normal", "serve: the child server's --compute-priority (normal or idle)")
 	return so
 }
 
@@ -168,6 +170,7 @@ type serveSummary struct {
 	CPU                string          `json:"cpu"`
 	Procs              int             `json:"procs"`
 	LoadAvg            string          `json:"load_avg_at_end"`
+	ComputePriority    string          `json:"compute_priority,omitempty"` // the child server's --compute-priority
 }
 
 // loadTarget is what the load generator talks to.
@@ -182,6 +185,9 @@ type loadTarget struct {
 func runServeBench(o benchOpts, so *serveBenchOpts, pos, precision string) error {
 	if so.samples < 1 || so.samples > o.batch {
 		return fmt.Errorf("--serve-samples %d: want 1..--batch (%d)", so.samples, o.batch)
+	}
+	if so.priority != "normal" && (!so.process || so.url != "") {
+		return fmt.Errorf("--serve-compute-priority %s: only for the server this bench starts as a child process", so.priority)
 	}
 	if so.clients == 0 {
 		so.clients = 2 * o.batch
@@ -309,7 +315,11 @@ func runServeBench(o benchOpts, so *serveBenchOpts, pos, precision string) error
 			return err
 		}
 	}
-	return printJSON(summarize(offline, offlineAfter, results))
+	sum := summarize(offline, offlineAfter, results)
+	if so.url == "" && so.process {
+		sum.ComputePriority = so.priority
+	}
+	return printJSON(sum)
 }
 
 // benchServeModel is the bench model (random weights, the infer
@@ -404,7 +414,7 @@ func spawnBenchServer(o benchOpts, so *serveBenchOpts, pos string) (string, func
 	cmd := exec.Command(exe, "serve", "--model", ckpt, "--addr", "127.0.0.1:0", "--log-format", "json",
 		"--max-batch", strconv.Itoa(sc.MaxBatch), "--max-wait", sc.MaxWait.String(), "--queue", strconv.Itoa(sc.QueueSamples),
 		"--max-batch-tokens", strconv.Itoa(sc.MaxBatchTokens), "--max-samples", strconv.Itoa(sc.Limits.MaxSamples),
-		"--max-tokens", strconv.Itoa(sc.Limits.MaxTokens))
+		"--max-tokens", strconv.Itoa(sc.Limits.MaxTokens), "--compute-priority", so.priority)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		os.RemoveAll(dir)

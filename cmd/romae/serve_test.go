@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -228,9 +229,29 @@ func TestServeFlagsRefused(t *testing.T) {
 		{"--model", "x", "--log-level", "loud"},
 		{"--model", "x", "extra"},
 		{"--model", "x", "--max-batch", "-1"},
+		{"--model", "x", "--compute-priority", "high"},
 	} {
 		if err := cmdServe(t.Context(), args); err == nil {
 			t.Errorf("serve %v accepted", args)
+		}
+	}
+}
+
+// --compute-priority: the process says which in its log and answers (the
+// threads' classes are tested in serve/TestComputePriority).
+func TestServeComputePriority(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("SCHED_IDLE is Linux's")
+	}
+	ckpt := filepath.Join(t.TempDir(), "model.safetensors")
+	saveServeModel(t, ckpt, 1)
+	for _, mode := range []string{"idle", "overload"} {
+		p := startServeProcess(t, "--model", ckpt, "--compute-priority", mode)
+		if l := p.waitLog(t, "compute", 1); l["priority"] != mode {
+			t.Errorf("compute log line %v: want priority %s", l, mode)
+		}
+		if code, _ := p.predict(t, http.DefaultClient); code != http.StatusOK {
+			t.Errorf("%s: predict: %d", mode, code)
 		}
 	}
 }

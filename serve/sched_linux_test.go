@@ -1,0 +1,148 @@
+package serve
+
+import (
+	"net/http"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"romae/model"
+	"romae/tensor"
+)
+
+// threadPolicy is the calling thread's scheduling policy.
+func threadPolicy() int {
+	p, _, _ := syscall.RawSyscall(syscall.SYS_SCHED_GETSCHEDULER, 0, 0, 0)
+	return int(p)
+}
+
+// The compute priorities on real threads: with "idle" the forward passes
+// run on SCHED_IDLE threads (the batcher's and the tensor pool's) and the
+// test's own thread stays normal; with "overload" they are normal until a
+// request is refused, idle-class right after, and normal again once no
+// request has been refused for overloadHold. SetComputePriority changes
+// the whole process, so each case runs in a child process.
+func TestComputePriority(t *testing.T) {
+	for _, mode := range []string{PriorityIdle, PriorityOverload} {
+		t.Run(mode, func(t *testing.T) {
+			if os.Getenv("ROMAE_SERVE_TEST_CHILD") != t.Name() {
+				cmd := exec.Command(os.Args[0], "-test.run=^TestComputePriority$/^"+mode+"$", "-test.v", "-test.count=1")
+				cmd.Env = append(os.Environ(), "ROMAE_SERVE_TEST_CHILD="+t.Name())
+				out, err := cmd.CombinedOutput()
+				if err != nil || !strings.Contains(string(out), "--- PASS: "+t.Name()) {
+					t.Fatalf("child process: %v\n%s", err, out)
+				}
+				t.Logf("child process:\n%s", out)
+				return
+			}
+			computePriorityChild(t, mode)
+		})
+	}
+}
+
+func computePriorityChild(t *testing.T, mode string) {
+	if threadPolicy() != schedNormal {
+		t.Fatal("the test starts on a thread that is not normal-class")
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	defer tensor.SetThreads(0)
+	defer tensor.SetWorkerStart(nil)
+	overloadHold = 200 * time.Millisecond
+	if err := SetComputePriority(mode); err != nil {
+		t.Fatal(err)
+	}
+	ReserveNetworkP(2) // one pool worker beside the batcher
+
+	path := saveTiny(t, t.TempDir(), model.TaskClassify, 1)
+	ts := startServer(t, path, Config{MaxBatch: 1, QueueSamples: 1, Limits: Limits{MaxBodyBytes: 1 << 20, MaxSamples: 1,
+		MaxTokens: 64, MaxQueries: 8, MaxAbsValue: 1e6, MaxAbsPosition: 1e6}})
+	// Each pass records its threads' policies: the batcher's, and those of
+	// the chunks of a ParallelFor, which sleep so that the pool's worker
+	// claims some of them. gate, when set, holds the pass.
+	var mu sync.Mutex
+	var policies []map[int]int // per pass: policy by thread id
+	var gate chan struct{}
+	hook := func(string) {
+		mu.Lock()
+		g := gate
+		pass := map[int]int{syscall.Gettid(): threadPolicy()}
+		policies = append(policies, pass)
+		mu.Unlock()
+		if g != nil {
+			<-g
+		}
+		tensor.ParallelFor(8, 1, func(lo, hi int) {
+			time.Sleep(5 * time.Millisecond)
+			mu.Lock()
+			pass[syscall.Gettid()] = threadPolicy()
+			mu.Unlock()
+		})
+	}
+	ts.bat.beforeForward.Store(&hook)
+	body := requestBody(synthSamples(1), nil, nil)
+	// expect checks the last pass: every thread in the class want, and
+	// more than one thread.
+	expect := func(when string, want int) {
+		t.Helper()
+		mu.Lock()
+		defer mu.Unlock()
+		pass := policies[len(policies)-1]
+		if len(pass) < 2 {
+			t.Errorf("%s: the pass ran on %d thread(s); want the batcher's and a pool worker's", when, len(pass))
+		}
+		for tid, p := range pass {
+			if p != want {
+				t.Errorf("%s: thread %d ran with policy %d, want %d", when, tid, p, want)
+			}
+		}
+	}
+	predict := func(when string) {
+		t.Helper()
+		if code, _, _ := ts.post(t, "/v1/predict", body); code != http.StatusOK {
+			t.Fatalf("%s: predict: %d", when, code)
+		}
+	}
+
+	if mode == PriorityIdle {
+		predict("idle")
+		expect("idle", schedIdle)
+	} else {
+		predict("before any refusal")
+		expect("before any refusal", schedNormal)
+
+		// Hold a pass, fill the one-sample queue, and be refused.
+		mu.Lock()
+		gate = make(chan struct{})
+		mu.Unlock()
+		held := make(chan int, 2)
+		go func() { c, _, _ := ts.post(t, "/v1/predict", body); held <- c }()
+		waitFor(t, "the held pass", func() bool { mu.Lock(); defer mu.Unlock(); return len(policies) == 2 })
+		go func() { c, _, _ := ts.post(t, "/v1/predict", body); held <- c }()
+		waitFor(t, "a full queue", func() bool { return ts.bat.full() })
+		if code, _, _ := ts.post(t, "/v1/predict", body); code != http.StatusTooManyRequests {
+			t.Fatalf("a request to a full queue got %d, want 429", code)
+		}
+		mu.Lock()
+		close(gate)
+		gate = nil
+		mu.Unlock()
+		for range 2 {
+			if c := <-held; c != http.StatusOK {
+				t.Fatalf("a queued request got %d", c)
+			}
+		}
+		expect("right after a refusal", schedIdle)
+
+		time.Sleep(overloadHold + 50*time.Millisecond)
+		predict("after a quiet hold")
+		expect("after a quiet hold", schedNormal)
+	}
+	if threadPolicy() != schedNormal {
+		t.Error("the test's own thread changed class")
+	}
+}
