@@ -122,6 +122,8 @@ func (b *batcher) run() {
 	if managed {
 		applyComputePolicy()
 		idle = priority.idle.Load()
+		// The thread ends with this goroutine; its id may be reused.
+		defer priority.locked.Delete(threadID())
 	}
 	for {
 		select {
@@ -133,7 +135,7 @@ func (b *batcher) run() {
 			if managed {
 				settleComputePolicy()
 				if now := priority.idle.Load(); now != idle {
-					setThreadPolicy(now)
+					setThreadPolicy(0, now)
 					idle = now
 				}
 			}

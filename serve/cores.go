@@ -34,14 +34,15 @@ func ReserveNetworkP(compute int) int {
 
 // Compute priorities (SetComputePriority).
 const (
-	// PriorityNormal leaves the compute threads in the normal class.
-	PriorityNormal = "normal"
-	// PriorityIdle runs the forward passes on SCHED_IDLE threads always.
-	PriorityIdle = "idle"
-	// PriorityOverload runs them on SCHED_IDLE threads while the server is
-	// refusing requests (a 429 within the last overloadHold), normal
-	// otherwise.
+	// PriorityOverload, romae serve's default, runs the forward passes on
+	// SCHED_IDLE threads while the server is refusing requests (a 429
+	// within the last overloadHold) and on normal ones otherwise, with a
+	// guard against other busy processes (watchStarvation).
 	PriorityOverload = "overload"
+	// PriorityIdle runs them on SCHED_IDLE threads always.
+	PriorityIdle = "idle"
+	// PriorityNormal leaves the compute threads alone.
+	PriorityNormal = "normal"
 )
 
 // overloadHold is how long after its last 429 an "overload" server keeps
@@ -54,14 +55,15 @@ var overloadHold = time.Second
 // Linux's SCHED_IDLE class yields a core at once to any normal thread that
 // wakes — the network thread with a request to read or refuse — where a
 // normal compute thread keeps its core until the scheduler's time slice
-// ends: on 2 cores, refusals waited 5–6 ms at p99 for that (docs/serving.md,
-// "Idle compute"). The price of "idle" is that the compute also yields to
-// every other thread of its cgroup, the load generator's in a benchmark
-// and another job's on a shared machine, so it is only worth it while the
-// server is refusing: "overload" switches the class on at a 429 and back
-// after a quiet overloadHold, leaving throughput below saturation alone.
-// Call it once, at start, before the server runs; it fails, changing
-// nothing, where the class is not available.
+// ends: on 2 cores, refusals waited 5–7 ms at p99 for that, and 2.3–2.6 ms
+// with idle-class compute (docs/serving.md, "Idle-class compute while
+// refusing"). An idle-class thread also yields to every other busy thread
+// of its cgroup, though — a co-tenant's, or a benchmark's load generator —
+// so "overload" only switches while the server is refusing, when answering
+// fast matters most, and switches back at once, for starvedHold, when a
+// compute thread is starved (watchStarvation). Call it once, at start,
+// before the server runs, as romae serve does; it fails, changing nothing,
+// where the class is not available (not Linux).
 func SetComputePriority(mode string) error {
 	switch mode {
 	case PriorityNormal:
@@ -75,7 +77,7 @@ func SetComputePriority(mode string) error {
 	probe := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
-		probe <- setThreadPolicy(true)
+		probe <- setThreadPolicy(0, true)
 	}()
 	if err := <-probe; err != nil {
 		return err
@@ -96,7 +98,23 @@ var priority struct {
 	mode, adaptive, idle atomic.Bool
 	lastRefusal          atomic.Int64 // unix ns
 	locked               sync.Map     // thread ids locked by applyComputePolicy
+
+	// Until when "overload" stays normal (watchStarvation).
+	suppressUntil atomic.Int64 // unix ns
+	watching      atomic.Bool
 }
+
+// The starvation guard's settings: an idle-class compute thread that is
+// runnable but gets less than starvedShare of a core over starvedTicks
+// ticks of starvedTick in a row is yielding to another job, not to the
+// server's network thread (which takes 0.1 ms per refusal), so the compute
+// goes back to normal and "overload" stays normal for starvedHold.
+var (
+	starvedTick  = 10 * time.Millisecond
+	starvedTicks = 3
+	starvedShare = 0.25
+	starvedHold  = 10 * time.Second
+)
 
 // computeManaged reports whether SetComputePriority chose a class other
 // than normal, so the compute threads are locked and follow priority.idle.
@@ -108,9 +126,76 @@ func noteRefusal() {
 	if !priority.adaptive.Load() {
 		return
 	}
-	priority.lastRefusal.Store(time.Now().UnixNano())
+	now := time.Now().UnixNano()
+	priority.lastRefusal.Store(now)
+	if now < priority.suppressUntil.Load() {
+		return // starved recently: stay normal
+	}
 	if priority.idle.CompareAndSwap(false, true) {
 		tensor.SetWorkerStart(applyComputePolicy)
+		if priority.watching.CompareAndSwap(false, true) {
+			go watchStarvation()
+		}
+	}
+}
+
+// watchStarvation runs while an "overload" server's compute is idle-class
+// and turns it back to normal when one of the compute threads is runnable
+// but gets less than starvedShare of a core, starvedTicks ticks in a row:
+// then something other than the server holds the cores (a busy process in
+// the same cgroup preempts an idle-class thread as the network thread
+// does, and does not let go), and the pass waits for that thread. Without
+// it the compute would run on what that job leaves: in a measurement, 13
+// samples/s instead of 207 (docs/serving.md).
+func watchStarvation() {
+	defer priority.watching.Store(false)
+	tick := time.NewTicker(starvedTick)
+	defer tick.Stop()
+	type seen struct {
+		cpu     time.Duration
+		wall    time.Time
+		starved int
+	}
+	threads := map[int]*seen{}
+	for range tick.C {
+		if !priority.idle.Load() {
+			return
+		}
+		fire := false
+		priority.locked.Range(func(k, _ any) bool {
+			tid := k.(int)
+			now := time.Now()
+			cpu, runnable, err := threadProgress(tid)
+			if err != nil {
+				return true // a thread that has ended
+			}
+			th := threads[tid]
+			if th == nil {
+				threads[tid] = &seen{cpu: cpu, wall: now}
+				return true
+			}
+			if runnable && float64(cpu-th.cpu) < starvedShare*float64(now.Sub(th.wall)) {
+				th.starved++
+			} else {
+				th.starved = 0
+			}
+			th.cpu, th.wall = cpu, now
+			fire = fire || th.starved >= starvedTicks
+			return true
+		})
+		if fire {
+			priority.suppressUntil.Store(time.Now().Add(starvedHold).UnixNano())
+			if priority.idle.CompareAndSwap(true, false) {
+				// The pool's workers switch at their next chunk; a thread
+				// in the middle of one, now.
+				tensor.SetWorkerStart(applyComputePolicy)
+				priority.locked.Range(func(k, _ any) bool {
+					setThreadPolicy(k.(int), false)
+					return true
+				})
+			}
+			return
+		}
 	}
 }
 
@@ -135,5 +220,5 @@ func applyComputePolicy() {
 	if _, seen := priority.locked.LoadOrStore(threadID(), true); !seen {
 		runtime.LockOSThread()
 	}
-	setThreadPolicy(priority.idle.Load()) // SetComputePriority checked it works
+	setThreadPolicy(0, priority.idle.Load()) // SetComputePriority checked it works
 }

@@ -25,10 +25,13 @@ func threadPolicy() int {
 // run on SCHED_IDLE threads (the batcher's and the tensor pool's) and the
 // test's own thread stays normal; with "overload" they are normal until a
 // request is refused, idle-class right after, and normal again once no
-// request has been refused for overloadHold. SetComputePriority changes
-// the whole process, so each case runs in a child process.
+// request has been refused for overloadHold; "starved" is overload with
+// busy processes on every core once the compute is idle-class, which the
+// starvation guard must notice, turning the compute normal so the held
+// passes finish. SetComputePriority changes the whole process, so each
+// case runs in a child process.
 func TestComputePriority(t *testing.T) {
-	for _, mode := range []string{PriorityIdle, PriorityOverload} {
+	for _, mode := range []string{PriorityIdle, PriorityOverload, "starved"} {
 		t.Run(mode, func(t *testing.T) {
 			if os.Getenv("ROMAE_SERVE_TEST_CHILD") != t.Name() {
 				cmd := exec.Command(os.Args[0], "-test.run=^TestComputePriority$/^"+mode+"$", "-test.v", "-test.count=1")
@@ -53,9 +56,14 @@ func computePriorityChild(t *testing.T, mode string) {
 	defer tensor.SetThreads(0)
 	defer tensor.SetWorkerStart(nil)
 	overloadHold = 200 * time.Millisecond
+	starved := mode == "starved"
+	if starved {
+		mode = PriorityOverload
+	}
 	if err := SetComputePriority(mode); err != nil {
 		t.Fatal(err)
 	}
+	chunkSpin := spinIterations(20 * time.Millisecond)
 	ReserveNetworkP(2) // one pool worker beside the batcher
 
 	path := saveTiny(t, t.TempDir(), model.TaskClassify, 1)
@@ -77,7 +85,11 @@ func computePriorityChild(t *testing.T, mode string) {
 			<-g
 		}
 		tensor.ParallelFor(8, 1, func(lo, hi int) {
-			time.Sleep(5 * time.Millisecond)
+			if starved {
+				spinSink.Add(spin(chunkSpin)) // CPU work, which a busy core starves
+			} else {
+				time.Sleep(5 * time.Millisecond)
+			}
 			mu.Lock()
 			pass[syscall.Gettid()] = threadPolicy()
 			mu.Unlock()
@@ -127,6 +139,20 @@ func computePriorityChild(t *testing.T, mode string) {
 		if code, _, _ := ts.post(t, "/v1/predict", body); code != http.StatusTooManyRequests {
 			t.Fatalf("a request to a full queue got %d, want 429", code)
 		}
+		if starved {
+			if !priority.idle.Load() {
+				t.Fatal("the compute is not idle-class after a refusal")
+			}
+			// Busy processes on every core, from now to the end of the test.
+			for range runtime.NumCPU() {
+				hog := exec.Command("sh", "-c", "while :; do :; done")
+				if err := hog.Start(); err != nil {
+					t.Fatal(err)
+				}
+				defer func() { hog.Process.Kill(); hog.Wait() }()
+			}
+		}
+		start := time.Now()
 		mu.Lock()
 		close(gate)
 		gate = nil
@@ -135,6 +161,22 @@ func computePriorityChild(t *testing.T, mode string) {
 			if c := <-held; c != http.StatusOK {
 				t.Fatalf("a queued request got %d", c)
 			}
+		}
+		if starved {
+			// 8 chunks of 20 ms on an idle-class thread beside busy
+			// cores would take minutes; the guard turns them normal.
+			t.Logf("the held passes took %v beside the busy processes", time.Since(start).Round(time.Millisecond))
+			if time.Since(start) > 5*time.Second {
+				t.Errorf("the held passes took %v", time.Since(start))
+			}
+			if priority.idle.Load() || priority.suppressUntil.Load() < time.Now().UnixNano() {
+				t.Error("the starvation guard did not turn the compute normal and hold it there")
+			}
+			if code, _, _ := ts.post(t, "/v1/predict", body); code != http.StatusOK {
+				t.Fatalf("after the guard: predict: %d", code)
+			}
+			expect("after the guard", schedNormal)
+			return
 		}
 		expect("right after a refusal", schedIdle)
 

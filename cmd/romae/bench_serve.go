@@ -64,7 +64,7 @@ func serveBenchFlags(fs *flag.FlagSet) *serveBenchOpts {
 	fs.DurationVar(&so.maxWait, "serve-max-wait", 5*time.Millisecond, "serve: the server's --max-wait")
 	fs.IntVar(&so.queue, "serve-queue", 0, "serve: the server's --queue in samples (0: 4 × --batch)")
 	fs.BoolVar(&so.process, "serve-process", true, "serve: run the server as a child process (romae serve); false: in this process")
-	fs.StringVar(&so.priority, "serve-compute-priority", "normal", "serve: the child server's --compute-priority (normal or idle)")
+	fs.StringVar(&so.priority, "serve-compute-priority", serve.PriorityOverload, "serve: the child server's --compute-priority (overload, idle or normal)")
 	return so
 }
 
@@ -186,7 +186,7 @@ func runServeBench(o benchOpts, so *serveBenchOpts, pos, precision string) error
 	if so.samples < 1 || so.samples > o.batch {
 		return fmt.Errorf("--serve-samples %d: want 1..--batch (%d)", so.samples, o.batch)
 	}
-	if so.priority != "normal" && (!so.process || so.url != "") {
+	if so.priority != serve.PriorityOverload && (!so.process || so.url != "") {
 		return fmt.Errorf("--serve-compute-priority %s: only for the server this bench starts as a child process", so.priority)
 	}
 	if so.clients == 0 {

@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"log/slog"
 	"net"
@@ -25,7 +26,7 @@ func cmdServe(ctx context.Context, args []string) error {
 	var choice eval.SpecChoice
 	fs.StringVar(&choice.File, "data-spec", "", "JSON data spec for a checkpoint that lacks one (romae inspect --data-spec CHECKPOINT prints one)")
 	fs.BoolVar(&choice.Raw, "raw", false, "for a checkpoint without a data spec: take values unscaled, classes named by index")
-	computePriority := fs.String("compute-priority", serve.PriorityNormal, "normal; idle: forward passes on SCHED_IDLE threads (Linux), which yield a core at once to the network thread, so refusals and probes are answered while the cores compute, but also to every other thread of the cgroup; overload: idle only while requests are being refused (docs/serving.md)")
+	computePriority := fs.String("compute-priority", serve.PriorityOverload, "overload: while requests are being refused, forward passes run on SCHED_IDLE threads (Linux), which yield a core at once to the network thread, so refusals are answered while the cores compute (back to normal after a second without a refusal, or at once when another busy process starves them); idle: always; normal: never (docs/serving.md)")
 	computeThreads := fs.Int("compute-threads", 0, "goroutines a forward pass's matrix products split over (0: GOMAXPROCS, the cores Go sees); GOMAXPROCS becomes this + 1, keeping a P free for the network")
 	fs.IntVar(&cfg.MaxBatch, "max-batch", cfg.MaxBatch, "most samples in one forward pass")
 	fs.DurationVar(&cfg.MaxWait, "max-wait", cfg.MaxWait, "how long the first request of a batch waits for others")
@@ -75,8 +76,17 @@ func cmdServe(ctx context.Context, args []string) error {
 	}
 	// Refusals and probes are answered at once only if a forward pass
 	// cannot hold every P (docs/serving.md, "A P for the network").
+	// The compute drops to an idle class while refusing (docs/serving.md,
+	// "Idle-class compute while refusing"); where that class does not exist
+	// the default falls back to normal, a mode asked for by name fails.
 	if err := serve.SetComputePriority(*computePriority); err != nil {
-		return fmt.Errorf("--compute-priority: %w", err)
+		given := false
+		fs.Visit(func(f *flag.Flag) { given = given || f.Name == "compute-priority" })
+		if given {
+			return fmt.Errorf("--compute-priority: %w", err)
+		}
+		cfg.Logger.Warn("compute priority stays normal", "reason", err.Error())
+		*computePriority = serve.PriorityNormal
 	}
 	n := serve.ReserveNetworkP(*computeThreads)
 	cfg.Logger.Info("compute", "threads", n, "GOMAXPROCS", runtime.GOMAXPROCS(0), "priority", *computePriority)

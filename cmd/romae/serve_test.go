@@ -245,8 +245,14 @@ func TestServeComputePriority(t *testing.T) {
 	}
 	ckpt := filepath.Join(t.TempDir(), "model.safetensors")
 	saveServeModel(t, ckpt, 1)
-	for _, mode := range []string{"idle", "overload"} {
-		p := startServeProcess(t, "--model", ckpt, "--compute-priority", mode)
+	for _, mode := range []string{"", "idle", "normal"} {
+		args := []string{"--model", ckpt}
+		if mode != "" {
+			args = append(args, "--compute-priority", mode)
+		} else {
+			mode = "overload" // the default
+		}
+		p := startServeProcess(t, args...)
 		if l := p.waitLog(t, "compute", 1); l["priority"] != mode {
 			t.Errorf("compute log line %v: want priority %s", l, mode)
 		}
