@@ -102,10 +102,11 @@ func pfStart(want int) {
 var pfCount atomic.Int32
 
 // SetWorkerStart makes every pool worker call start once, on its own
-// goroutine, before it next runs a chunk (workers already running call it
-// at their next task). A server uses it to lock the workers to OS threads
-// and lower those threads' scheduling class (serve.IdleCompute); nil
-// removes the hook for workers started later.
+// goroutine, before the next chunk it runs; every call counts as a change,
+// so calling it again with the same function runs it again on each worker.
+// A server uses it to lock the workers to OS threads and set those
+// threads' scheduling class (serve.SetComputePriority); nil removes the
+// hook.
 func SetWorkerStart(start func()) {
 	if start == nil {
 		workerStart.Store(nil)

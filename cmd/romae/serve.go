@@ -74,8 +74,6 @@ func cmdServe(ctx context.Context, args []string) error {
 	if *computeThreads < 0 {
 		return fmt.Errorf("--compute-threads %d: want ≥ 0", *computeThreads)
 	}
-	// Refusals and probes are answered at once only if a forward pass
-	// cannot hold every P (docs/serving.md, "A P for the network").
 	// The compute drops to an idle class while refusing (docs/serving.md,
 	// "Idle-class compute while refusing"); where that class does not exist
 	// the default falls back to normal, a mode asked for by name fails.
@@ -88,6 +86,8 @@ func cmdServe(ctx context.Context, args []string) error {
 		cfg.Logger.Warn("compute priority stays normal", "reason", err.Error())
 		*computePriority = serve.PriorityNormal
 	}
+	// Refusals and probes are answered at once only if a forward pass
+	// cannot hold every P (docs/serving.md, "A P for the network").
 	n := serve.ReserveNetworkP(*computeThreads)
 	cfg.Logger.Info("compute", "threads", n, "GOMAXPROCS", runtime.GOMAXPROCS(0), "priority", *computePriority)
 	choice.RawSource = defaultRunConfig().Data.Source
