@@ -82,7 +82,7 @@ func SetComputePriority(mode string) error {
 	if err := <-probe; err != nil {
 		return err
 	}
-	priority.mode.Store(mode == PriorityIdle)
+	priority.always.Store(mode == PriorityIdle)
 	priority.adaptive.Store(mode == PriorityOverload)
 	priority.idle.Store(mode == PriorityIdle)
 	tensor.SetWorkerStart(applyComputePolicy)
@@ -92,12 +92,12 @@ func SetComputePriority(mode string) error {
 // priority is the process's compute class: idle is what the compute
 // threads should be in now; each applies it before its next piece of work
 // (tensor.SetWorkerStart runs applyComputePolicy on every worker after
-// each change, the batcher checks before each forward pass). mode is
+// each change, the batcher checks before each forward pass). always is
 // "idle", adaptive "overload".
 var priority struct {
-	mode, adaptive, idle atomic.Bool
-	lastRefusal          atomic.Int64 // unix ns
-	locked               sync.Map     // thread ids locked by applyComputePolicy
+	always, adaptive, idle atomic.Bool
+	lastRefusal            atomic.Int64 // unix ns
+	locked                 sync.Map     // thread ids locked by applyComputePolicy
 
 	// Until when "overload" stays normal (watchStarvation).
 	suppressUntil atomic.Int64 // unix ns
@@ -118,7 +118,7 @@ var (
 
 // computeManaged reports whether SetComputePriority chose a class other
 // than normal, so the compute threads are locked and follow priority.idle.
-func computeManaged() bool { return priority.mode.Load() || priority.adaptive.Load() }
+func computeManaged() bool { return priority.always.Load() || priority.adaptive.Load() }
 
 // noteRefusal records a 429: an "overload" server turns its compute
 // idle-class at once.

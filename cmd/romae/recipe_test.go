@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -64,30 +65,32 @@ func TestRecipeFromData(t *testing.T) {
 	}
 }
 
-func TestSeriesPatchFor(t *testing.T) {
-	// dataset holds one series per length, each with that many observations
-	// on every channel.
-	dataset := func(lengths []int, channels int) *data.Dataset {
-		d := 1
-		if channels > 1 {
-			d = 2
-		}
-		ds := &data.Dataset{C: 1, D: d, TimeAxis: d - 1}
-		for _, n := range lengths {
-			s := data.Sample{}
-			for c := range channels {
-				for i := range n {
-					s.Values = append(s.Values, 0)
-					if d == 2 {
-						s.Positions = append(s.Positions, float32(c))
-					}
-					s.Positions = append(s.Positions, float32(i))
-				}
-			}
-			ds.Samples = append(ds.Samples, s)
-		}
-		return ds
+// seriesDataset holds one series per length, labelled a and b in turn,
+// with that many observations on every channel (value = time index;
+// the channel is a second position axis when there are several).
+func seriesDataset(lengths []int, channels int) *data.Dataset {
+	d := 1
+	if channels > 1 {
+		d = 2
 	}
+	ds := &data.Dataset{C: 1, D: d, TimeAxis: d - 1, Classes: []string{"a", "b"}}
+	for k, n := range lengths {
+		s := data.Sample{Label: k % 2}
+		for c := range channels {
+			for i := range n {
+				s.Values = append(s.Values, float32(i))
+				if d == 2 {
+					s.Positions = append(s.Positions, float32(c))
+				}
+				s.Positions = append(s.Positions, float32(i))
+			}
+		}
+		ds.Samples = append(ds.Samples, s)
+	}
+	return ds
+}
+
+func TestSeriesPatchFor(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		lengths  []int
@@ -106,7 +109,7 @@ func TestSeriesPatchFor(t *testing.T) {
 		{"ragged, short quartile", []int{10, 10, 60, 60}, 1, 2},
 		{"ragged, short median", []int{10, 10, 40, 400}, 1, 1},
 	} {
-		if got := seriesPatchFor(dataset(tc.lengths, tc.channels)); got != tc.want {
+		if got := seriesPatchFor(seriesDataset(tc.lengths, tc.channels)); got != tc.want {
 			t.Errorf("%s: lengths %v × %d channels: P = %d, want %d", tc.name, tc.lengths, tc.channels, got, tc.want)
 		}
 	}
@@ -227,18 +230,6 @@ func TestDataRecipeFolds(t *testing.T) {
 // The data recipe shifts the patch grid (train.augment_shift) whenever it
 // fine-tunes on series patches, unless told not to.
 func TestDataRecipeShift(t *testing.T) {
-	series := func(length int) *data.Dataset {
-		ds := &data.Dataset{C: 1, D: 1, Classes: []string{"a", "b"}}
-		for i := range 20 {
-			s := data.Sample{Label: i % 2}
-			for j := range length {
-				s.Values = append(s.Values, float32(j))
-				s.Positions = append(s.Positions, float32(j))
-			}
-			ds.Samples = append(ds.Samples, s)
-		}
-		return ds
-	}
 	for _, tc := range []struct {
 		name     string
 		length   int
@@ -254,7 +245,7 @@ func TestDataRecipeShift(t *testing.T) {
 		{"pre-training", 240, true, nil, 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			run := dataRecipe(t, series(tc.length), tc.pretrain, tc.args)
+			run := dataRecipe(t, seriesDataset(slices.Repeat([]int{tc.length}, 20), 1), tc.pretrain, tc.args)
 			if p, s := run.cfg.Data.SeriesPatch, run.cfg.Train.AugmentShift; p != tc.patch || s != tc.shift {
 				t.Errorf("data.series_patch %d, train.augment_shift %v; want %d and %v", p, s, tc.patch, tc.shift)
 			}
