@@ -38,8 +38,8 @@ type recsysBudget struct {
 
 var recsysBudgets = map[string]recsysBudget{
 	Tiny:  {maxEvents: math.MaxInt, maxPerUser: math.MaxInt, size: recsys.Config{DModel: 16, Heads: 2, Depth: 1, FFN: 32}, history: 20, epochsRank: 1, epochsNxt: 1, negatives: 64, batch: 32, lr: 3e-3, maxSteps: 4, overheadPairs: 3},
-	Quick: {maxEvents: 200_000, maxPerUser: 5000, size: recsys.Config{DModel: 32, Heads: 2, Depth: 2, FFN: 64}, history: 50, epochsRank: 3, epochsNxt: 6, negatives: 256, batch: 32, lr: 3e-3, overheadPairs: 30},
-	Paper: {maxEvents: math.MaxInt, maxPerUser: math.MaxInt, size: recsys.Config{DModel: 128, Heads: 4, Depth: 2, FFN: 256}, history: 50, epochsRank: 10, epochsNxt: 40, negatives: 0, batch: 64, lr: 1e-3, overheadPairs: 50},
+	Quick: {maxEvents: 200_000, maxPerUser: 5000, size: recsys.Config{DModel: 32, Heads: 2, Depth: 2, FFN: 64}, history: 50, epochsRank: 3, epochsNxt: 6, negatives: 256, batch: 32, lr: 3e-3, overheadPairs: 100},
+	Paper: {maxEvents: math.MaxInt, maxPerUser: math.MaxInt, size: recsys.Config{DModel: 128, Heads: 4, Depth: 2, FFN: 256}, history: 50, epochsRank: 10, epochsNxt: 40, negatives: 0, batch: 64, lr: 1e-3, overheadPairs: 100},
 }
 
 // recsysTask is one task's protocol.

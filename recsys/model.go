@@ -232,24 +232,27 @@ func (m *Model[T]) forward(ws *Workspace[T], bt *Batch) error {
 	ws.bt = bt
 	B, L, d, N := bt.B, bt.L, c.DModel, bt.B*bt.L
 	x := ws.res[0]
-	if err := m.embed(x, bt); err != nil {
-		return err
+	// The embeddings and the positions (features, angle network, rotation
+	// table) read different inputs, so on two cores they are computed side
+	// by side: the angle network is one core's work (its products are too
+	// thin to split) and overlaps the embedding gather.
+	var embedErr error
+	embed := func() { embedErr = m.embed(x, bt) }
+	if c.rotates() || c.sirenNet() {
+		sideBySide(embed, func() { m.positionsForward(ws, bt) })
+	} else {
+		embed()
 	}
-	if c.sirenNet() {
-		windowFeatures(ws.feat, N, L, c.MaxLen, bt.Time)
-		cycleFeatures(ws.feat, N)
-		fill(ws.feat[numFeatures*N:featureRows*N], 1)
+	if embedErr != nil {
+		return embedErr
 	}
 	if c.Variant == PosSirenEmb {
-		f := m.net.forward(&ws.net, ws.feat, N) // [d, N]
+		f := ws.net.f // [d, N]
 		for r := 0; r < N; r++ {
 			for i := 0; i < d; i++ {
 				x[r*d+i] += f[i*N+r]
 			}
 		}
-	}
-	if c.rotates() {
-		m.positions(ws, bt)
 	}
 	for i := range m.blocks {
 		m.blockForward(ws, i, B, L)
@@ -293,6 +296,24 @@ func (m *Model[T]) embed(x []T, bt *Batch) error {
 		}
 	}
 	return nil
+}
+
+// positionsForward computes what the positions need: the angle network's
+// features and output, and the rotation table.
+func (m *Model[T]) positionsForward(ws *Workspace[T], bt *Batch) {
+	c := &m.Cfg
+	N := bt.B * bt.L
+	if c.sirenNet() {
+		windowFeatures(ws.feat, N, bt.L, c.MaxLen, bt.Time)
+		cycleFeatures(ws.feat, N)
+		fill(ws.feat[numFeatures*N:featureRows*N], 1)
+	}
+	if c.Variant == PosSirenEmb {
+		m.net.forward(&ws.net, ws.feat, N)
+	}
+	if c.rotates() {
+		m.positions(ws, bt)
+	}
 }
 
 // positions fills the rotation table: reversed index (newest event 0),
@@ -391,24 +412,63 @@ func (m *Model[T]) backward(ws *Workspace[T]) {
 	if c.learnedAngles() {
 		clear(ws.dAngles)
 	}
-	for i := len(m.blocks) - 1; i >= 0; i-- {
+	for i := len(m.blocks) - 1; i > 0; i-- {
 		m.blockBackward(ws, i, B, L)
 	}
-	if c.learnedAngles() {
-		m.anglesBackward(ws, N)
+	// The angles' gradient is complete once block 0's attention is
+	// differentiated; the angle network's backward writes only its own
+	// gradients, so on two cores it runs beside the rest of block 0 and
+	// the embeddings' scatter (or, where the network's output is added to
+	// the embeddings, beside the scatter alone).
+	m.attentionBackward(ws, 0, B, L)
+	rest := func() {
+		m.inputBackward(ws, 0, B, L)
+		m.embedBackward(ws.dx, bt)
 	}
-	dx := ws.dx // dLoss/d(embeddings)
-	if c.Variant == PosSirenEmb {
-		dF := grow(ws.net.dF, d*N)
-		ws.net.dF = dF
-		for r := 0; r < N; r++ {
-			for i := 0; i < d; i++ {
-				dF[i*N+r] = dx[r*d+i]
+	switch {
+	case c.learnedAngles():
+		sideBySide(rest, func() { m.anglesBackward(ws, N) })
+	case c.Variant == PosSirenEmb:
+		m.inputBackward(ws, 0, B, L)
+		sideBySide(func() { m.embedBackward(ws.dx, bt) }, func() { m.embeddedNetBackward(ws, ws.dx, N) })
+	default:
+		rest()
+	}
+}
+
+// sideBySide runs a and b at once where there is a second core (else one
+// after the other): they must write different memory.
+func sideBySide(a, b func()) {
+	tensor.ParallelFor(2, 1, func(lo, hi int) {
+		for part := lo; part < hi; part++ {
+			if part == 0 {
+				a()
+			} else {
+				b()
 			}
 		}
-		m.net.backward(&ws.net, ws.feat, dF)
+	})
+}
+
+// embeddedNetBackward sends dx = dLoss/d(embeddings) into the angle
+// network whose output is added to the embeddings.
+func (m *Model[T]) embeddedNetBackward(ws *Workspace[T], dx []T, N int) {
+	d := m.Cfg.DModel
+	dF := grow(ws.net.dF, d*N)
+	ws.net.dF = dF
+	for r := 0; r < N; r++ {
+		for i := 0; i < d; i++ {
+			dF[i*N+r] = dx[r*d+i]
+		}
 	}
-	nc := len(c.EventCats)
+	m.net.backward(&ws.net, ws.feat, dF)
+}
+
+// embedBackward accumulates the embedding tables' gradients from dx =
+// dLoss/d(embeddings) [B·L, d].
+func (m *Model[T]) embedBackward(dx []T, bt *Batch) {
+	c := &m.Cfg
+	d, L, nc := c.DModel, bt.L, len(c.EventCats)
 	for r, it := range bt.Item {
 		g := dx[r*d : (r+1)*d]
 		addScaled(m.item.G[int(it)*d:int(it+1)*d], g, 1)
@@ -465,8 +525,16 @@ func (m *Model[T]) anglesBackward(ws *Workspace[T], N int) {
 // blockBackward: ws.dx holds dLoss/d(block i output) on entry and
 // dLoss/d(block i input) on return.
 func (m *Model[T]) blockBackward(ws *Workspace[T], i, B, L int) {
+	m.attentionBackward(ws, i, B, L)
+	m.inputBackward(ws, i, B, L)
+}
+
+// attentionBackward takes block i's output gradient in ws.dx back to
+// ws.dq, ws.dk and ws.dLin3's value part (and the angles' gradient),
+// leaving the attention residual's gradient in ws.dx.
+func (m *Model[T]) attentionBackward(ws *Workspace[T], i, B, L int) {
 	c := &m.Cfg
-	blk, l, x := &m.blocks[i], &ws.layers[i], ws.res[i]
+	blk, l := &m.blocks[i], &ws.layers[i]
 	N, d, H, hd, f := B*L, c.DModel, c.Heads, c.headDim(), c.FFN
 	// MLP branch: out = h + W2 SiLU(W1 RMSNorm(h)).
 	nn.LinearBackward(ws.dAct, blk.w2.G, nil, ws.dx, l.act, blk.w2.W, N, f, d, false)
@@ -499,6 +567,14 @@ func (m *Model[T]) blockBackward(ws *Workspace[T], i, B, L int) {
 	} else {
 		attention(0, B)
 	}
+}
+
+// inputBackward finishes block i: through the rotation, the input
+// projection and the first norm, into ws.dx = dLoss/d(block i input).
+func (m *Model[T]) inputBackward(ws *Workspace[T], i, B, L int) {
+	c := &m.Cfg
+	blk, l, x := &m.blocks[i], &ws.layers[i], ws.res[i]
+	N, d, H, hd := B*L, c.DModel, c.Heads, c.headDim()
 	if c.rotates() {
 		ws.tab.MergeRotateInverse(ws.dLin3, ws.dq, 3*d, B, L, H)
 		ws.tab.MergeRotateInverse(ws.dLin3[d:], ws.dk, 3*d, B, L, H)

@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"romae/events"
 	"romae/internal/gradcheck"
 	"romae/rope"
+	"romae/tensor"
 )
 
 // synthData is a small event log with structure to learn: each user likes
@@ -468,6 +470,50 @@ func TestFloat32MatchesFloat64(t *testing.T) {
 				}
 				if worst > 1e-4*scale+1e-6*all {
 					t.Errorf("%s/%s: %s: float32 gradient off by %.3g (largest %.3g)", task, variant, p.Name, worst, scale)
+				}
+			}
+		}
+	}
+}
+
+// On two cores the angle network runs beside the embeddings (sideBySide):
+// loss and every gradient are bit for bit those of one core, for each
+// variant with the network and RoPE on the index, on both tasks.
+func TestSideBySideMatchesOneCore(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	defer tensor.SetThreads(0)
+	d := synthData(6, 30, 7)
+	mustSplit(t, d, events.SplitRule{Rule: events.LeaveOneOut})
+	for _, task := range []string{TaskRanking, TaskNext} {
+		for _, variant := range []string{PosIndex, PosSiren, PosSirenSin, PosSirenMLP, PosSirenEmb} {
+			cfg := testConfig(task, variant, d, 21)
+			var loss [2]float64
+			var grads [2][]float32
+			for i, threads := range []int{1, 2} {
+				tensor.SetThreads(threads)
+				m, err := New[float32](cfg, d.Items.Of, 3)
+				if err != nil {
+					t.Fatal(err)
+				}
+				bt, err := d.Collate(nil, m.Windows(d, events.Train), task)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ws := m.NewWorkspace()
+				m.ZeroGrad()
+				if loss[i], _, err = m.Loss(ws, bt, nil); err != nil {
+					t.Fatal(err)
+				}
+				m.Backward(ws)
+				grads[i] = append([]float32(nil), m.G...)
+			}
+			if loss[0] != loss[1] {
+				t.Errorf("%s/%s: loss %v on one core, %v on two", task, variant, loss[0], loss[1])
+			}
+			for k := range grads[0] {
+				if grads[0][k] != grads[1][k] {
+					t.Errorf("%s/%s: gradient %d is %v on one core, %v on two", task, variant, k, grads[0][k], grads[1][k])
+					break
 				}
 			}
 		}
