@@ -19,6 +19,11 @@ import (
 // goroutine is spawned per call. When n allows, there are up to 4 chunks
 // per worker for that balancing; chunks stay contiguous so each one
 // streams through its own region of memory.
+//
+// With minChunk ≥ 16 the inner chunk boundaries are multiples of 16, so an
+// element-wise vector kernel (16 float32 lanes, then a scalar tail that
+// rounds differently) splits [0,n) into body and tail the same way however
+// many cores share it: results do not depend on the core count.
 func ParallelFor(n, minChunk int, fn func(lo, hi int)) {
 	if n <= 0 {
 		return
@@ -31,19 +36,31 @@ func ParallelFor(n, minChunk int, fn func(lo, hi int)) {
 		fn(0, n)
 		return
 	}
-	parallelChunks(n, min(4*w, n/minChunk), w, fn)
+	t := &pfTask{fn: fn, n: n, chunks: min(4*w, n/minChunk)}
+	if minChunk >= pfAlign {
+		t.align = pfAlign
+	}
+	t.start(w)
 }
+
+// pfAlign is ParallelFor's chunk alignment: AVX-512's float32 lanes.
+const pfAlign = 16
 
 // parallelChunks runs fn over exactly chunks pieces of [0,n) on the caller
 // and up to workers−1 pool workers. The GEMM uses one chunk per worker:
 // each chunk packs its own copy of the shared operand, so more chunks
 // would repeat that work.
 func parallelChunks(n, chunks, workers int, fn func(lo, hi int)) {
-	if chunks <= 1 || workers <= 1 {
-		fn(0, n)
+	(&pfTask{fn: fn, n: n, chunks: chunks}).start(workers)
+}
+
+// start runs the task on the caller and up to workers−1 pool workers.
+func (t *pfTask) start(workers int) {
+	if t.chunks <= 1 || workers <= 1 {
+		t.fn(0, t.n)
 		return
 	}
-	t := &pfTask{fn: fn, n: n, chunks: chunks}
+	chunks := t.chunks
 	t.wg.Add(chunks)
 	pfStart(workers - 1)
 	// Offer the call to every worker that is idle; a full queue means the
@@ -58,24 +75,34 @@ func parallelChunks(n, chunks, workers int, fn func(lo, hi int)) {
 	t.wg.Wait()
 }
 
-// pfTask is one ParallelFor call: chunk i is [i*n/chunks, (i+1)*n/chunks).
+// pfTask is one ParallelFor call: chunk i is [b(i), b(i+1)) with b(i) =
+// i*n/chunks, rounded down to a multiple of align when align > 0 (b(chunks)
+// stays n).
 type pfTask struct {
-	fn        func(lo, hi int)
-	n, chunks int
-	next      atomic.Int32
-	wg        sync.WaitGroup
+	fn               func(lo, hi int)
+	n, chunks, align int
+	next             atomic.Int32
+	wg               sync.WaitGroup
 }
 
 func (t *pfTask) run() {
-	n, c := t.n, t.chunks
+	c := t.chunks
 	for {
 		i := int(t.next.Add(1)) - 1
 		if i >= c {
 			return
 		}
-		t.fn(i*n/c, (i+1)*n/c)
+		t.fn(t.bound(i), t.bound(i+1))
 		t.wg.Done()
 	}
+}
+
+func (t *pfTask) bound(i int) int {
+	b := i * t.n / t.chunks
+	if t.align > 0 && i < t.chunks {
+		b -= b % t.align
+	}
+	return b
 }
 
 var (

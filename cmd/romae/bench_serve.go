@@ -54,12 +54,12 @@ type serveBenchOpts struct {
 func serveBenchFlags(fs *flag.FlagSet) *serveBenchOpts {
 	so := &serveBenchOpts{}
 	fs.StringVar(&so.url, "serve-url", "", "serve: a running romae serve on loopback (http://127.0.0.1:PORT); empty: start one in this process with the bench model")
-	fs.StringVar(&so.phases, "serve-phases", "lone,closed,open50,overload", "serve: phases in order: lone (one request at a time), closed (--serve-clients back to back: saturation), open50 (Poisson arrivals at half the closed throughput, or --serve-rate), overload (3× the closed throughput), soak (open50 for --serve-soak, RSS and goroutines at start and end)")
+	fs.StringVar(&so.phases, "serve-phases", "lone,closed,open50,paced50,overload", "serve: phases in order: lone (one request at a time), closed (--serve-clients back to back: saturation), open50 (Poisson arrivals at half the closed throughput, or --serve-rate), paced50 (the same rate at even intervals, as wrk2 and vegeta pace load), overload (3× the closed throughput), soak (open50 for --serve-soak, RSS and goroutines at start and end)")
 	fs.DurationVar(&so.duration, "serve-duration", 15*time.Second, "serve: length of each phase but soak")
 	fs.DurationVar(&so.soak, "serve-soak", 10*time.Minute, "serve: length of the soak phase")
 	fs.IntVar(&so.clients, "serve-clients", 0, "serve: closed-loop clients (0: 2 × --batch)")
 	fs.IntVar(&so.samples, "serve-samples", 1, "serve: samples per request")
-	fs.Float64Var(&so.rate, "serve-rate", 0, "serve: open-loop rate in samples/s for open50 and soak (0: half the closed-loop throughput)")
+	fs.Float64Var(&so.rate, "serve-rate", 0, "serve: open-loop rate in samples/s for open50, paced50 and soak (0: half the closed-loop throughput)")
 	fs.IntVar(&so.maxRequests, "serve-max-requests", 200000, "serve: most requests in one phase")
 	fs.DurationVar(&so.maxWait, "serve-max-wait", 5*time.Millisecond, "serve: the server's --max-wait")
 	fs.IntVar(&so.queue, "serve-queue", 0, "serve: the server's --queue in samples (0: 4 × --batch)")
@@ -158,11 +158,16 @@ type serveSummary struct {
 	// CPUEfficiency is offline CPU time per sample over the server's in the
 	// closed phase (HTTP and JSON included): less sensitive than wall time
 	// to what else runs on the machine.
-	CPUEfficiency      float64         `json:"cpu_efficiency"`
-	LoneP50Ms          float64         `json:"lone_p50_ms"`
-	HalfLoadP99Ms      float64         `json:"half_load_p99_ms"`
-	HalfLoadP99OverLon float64         `json:"half_load_p99_over_lone"`
-	HalfLoadErrors     int             `json:"half_load_errors"`
+	CPUEfficiency      float64 `json:"cpu_efficiency"`
+	LoneP50Ms          float64 `json:"lone_p50_ms"`
+	HalfLoadP99Ms      float64 `json:"half_load_p99_ms"`
+	HalfLoadP99OverLon float64 `json:"half_load_p99_over_lone"`
+	HalfLoadErrors     int     `json:"half_load_errors"`
+	// The same for paced50: arrivals at even intervals, as wrk2 and vegeta
+	// pace an open loop.
+	PacedP99Ms         float64         `json:"half_load_paced_p99_ms"`
+	PacedP99OverLon    float64         `json:"half_load_paced_p99_over_lone"`
+	PacedErrors        int             `json:"half_load_paced_errors"`
 	OverloadRefusalP99 float64         `json:"overload_refusal_p99_ms"`
 	OverloadServerP99  float64         `json:"overload_server_refusal_p99_ms"`
 	OverloadHung       int             `json:"overload_hung"`
@@ -249,11 +254,11 @@ func runServeBench(o benchOpts, so *serveBenchOpts, pos, precision string) error
 			r.Clients = so.clients
 			rec = tgt.closedLoop(so.clients, so.duration, so.maxRequests)
 			closedRate = float64(rec.okSamples) / rec.elapsed.Seconds()
-		case "open50", "overload", "soak":
+		case "open50", "paced50", "overload", "soak":
 			rate := so.rate
 			if rate == 0 || ph == "overload" {
 				if closedRate == 0 {
-					return fmt.Errorf("phase %s needs the closed phase before it (or --serve-rate for open50 and soak)", ph)
+					return fmt.Errorf("phase %s needs the closed phase before it (or --serve-rate for open50, paced50 and soak)", ph)
 				}
 				rate = closedRate / 2
 				if ph == "overload" {
@@ -270,13 +275,13 @@ func runServeBench(o benchOpts, so *serveBenchOpts, pos, precision string) error
 				sampled = make(chan []soakPoint, 1)
 				go func() { sampled <- tgt.sample(min(d/10, time.Minute), stopSampling) }()
 			}
-			rec = tgt.openLoop(rate/float64(so.samples), d, so.maxRequests)
+			rec = tgt.openLoop(rate/float64(so.samples), d, so.maxRequests, ph == "paced50")
 			close(stopSampling)
 			if sampled != nil {
 				r.Series = <-sampled
 			}
 		default:
-			return fmt.Errorf("--serve-phases: unknown phase %q (lone, closed, open50, overload, soak)", ph)
+			return fmt.Errorf("--serve-phases: unknown phase %q (lone, closed, open50, paced50, overload, soak)", ph)
 		}
 		if ph == "soak" {
 			tgt.settle()
@@ -646,15 +651,20 @@ func (tgt *loadTarget) closedLoop(clients int, d time.Duration, maxRequests int)
 }
 
 // openLoop sends requests at Poisson arrival times of the given rate
-// (requests/s), whatever the answers, for d; then waits for the answers.
-func (tgt *loadTarget) openLoop(rate float64, d time.Duration, maxRequests int) *recorder {
+// (requests/s), or at even intervals when paced, whatever the answers, for
+// d; then waits for the answers.
+func (tgt *loadTarget) openLoop(rate float64, d time.Duration, maxRequests int, paced bool) *recorder {
 	rec := &recorder{}
 	rng := rand.New(rand.NewPCG(uint64(rate*1000), 3))
 	var wg sync.WaitGroup
 	start := time.Now()
 	next := time.Duration(0)
 	for k := 0; k < maxRequests; k++ {
-		next += time.Duration(rng.ExpFloat64() / rate * float64(time.Second))
+		gap := 1.0
+		if !paced {
+			gap = rng.ExpFloat64()
+		}
+		next += time.Duration(gap / rate * float64(time.Second))
 		if next >= d {
 			break
 		}
@@ -788,6 +798,14 @@ func summarize(before, after *benchResult, ph map[string]*servePhase) *serveSumm
 		if s.LoneP50Ms > 0 {
 			s.HalfLoadP99OverLon = h.P99Ms / s.LoneP50Ms
 			s.Targets["half_load_p99_le_3x_lone"] = s.HalfLoadP99OverLon <= 3
+		}
+	}
+	if h := ph["paced50"]; h != nil {
+		s.PacedP99Ms, s.PacedErrors = h.P99Ms, h.Errors+h.Refused+h.Hung
+		s.Targets["half_load_paced_zero_errors"] = s.PacedErrors == 0
+		if s.LoneP50Ms > 0 {
+			s.PacedP99OverLon = h.P99Ms / s.LoneP50Ms
+			s.Targets["half_load_paced_p99_le_3x_lone"] = s.PacedP99OverLon <= 3
 		}
 	}
 	if o := ph["overload"]; o != nil {

@@ -15,18 +15,18 @@ func TestBenchServeWorkload(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 7 { // infer, 4 phases, infer again, summary
-		t.Fatalf("want 7 JSON lines, got %d: %s", len(lines), out)
+	if len(lines) != 8 { // infer, 5 phases, infer again, summary
+		t.Fatalf("want 8 JSON lines, got %d: %s", len(lines), out)
 	}
 	phases := map[string]servePhase{}
-	for _, l := range lines[1:5] {
+	for _, l := range lines[1:6] {
 		var p servePhase
 		if err := json.Unmarshal([]byte(l), &p); err != nil {
 			t.Fatalf("%s: %v", l, err)
 		}
 		phases[p.Phase] = p
 	}
-	for _, name := range []string{"lone", "closed", "open50", "overload"} {
+	for _, name := range []string{"lone", "closed", "open50", "paced50", "overload"} {
 		p, ok := phases[name]
 		if !ok || p.Requests == 0 || p.OK == 0 || p.Errors != 0 || p.Hung != 0 || p.SamplesPerS <= 0 || p.P50Ms <= 0 {
 			t.Errorf("phase %s: %+v", name, p)
@@ -39,10 +39,10 @@ func TestBenchServeWorkload(t *testing.T) {
 		t.Errorf("closed loop with 8 clients: mean batch %v, histogram %v: want full batches", c.MeanBatch, c.BatchHist)
 	}
 	var s serveSummary
-	if err := json.Unmarshal([]byte(lines[6]), &s); err != nil {
+	if err := json.Unmarshal([]byte(lines[7]), &s); err != nil {
 		t.Fatal(err)
 	}
-	if s.OfflineSamplesPerS <= 0 || s.SaturatedRatio <= 0 || s.LoneP50Ms <= 0 || len(s.Targets) < 4 {
+	if s.OfflineSamplesPerS <= 0 || s.SaturatedRatio <= 0 || s.LoneP50Ms <= 0 || s.PacedP99OverLon <= 0 || len(s.Targets) < 6 {
 		t.Errorf("summary %+v", s)
 	}
 	if _, err := capture(t, cmdBench, "--workload", "serve", "--serve-url", "http://192.0.2.1:80"); err == nil {
