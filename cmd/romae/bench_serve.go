@@ -792,21 +792,21 @@ func summarize(before, after *benchResult, ph map[string]*servePhase) *serveSumm
 	if l := ph["lone"]; l != nil {
 		s.LoneP50Ms = l.P50Ms
 	}
-	if h := ph["open50"]; h != nil {
-		s.HalfLoadP99Ms, s.HalfLoadErrors = h.P99Ms, h.Errors+h.Refused+h.Hung
-		s.Targets["half_load_zero_errors"] = s.HalfLoadErrors == 0
+	// Half load, Poisson (open50) and evenly paced (paced50): p99, its
+	// ratio to a lone request, and the requests that did not succeed.
+	halfLoad := func(h *servePhase, target string, p99, ratio *float64, errs *int) {
+		*p99, *errs = h.P99Ms, h.Errors+h.Refused+h.Hung
+		s.Targets[target+"_zero_errors"] = *errs == 0
 		if s.LoneP50Ms > 0 {
-			s.HalfLoadP99OverLon = h.P99Ms / s.LoneP50Ms
-			s.Targets["half_load_p99_le_3x_lone"] = s.HalfLoadP99OverLon <= 3
+			*ratio = h.P99Ms / s.LoneP50Ms
+			s.Targets[target+"_p99_le_3x_lone"] = *ratio <= 3
 		}
 	}
+	if h := ph["open50"]; h != nil {
+		halfLoad(h, "half_load", &s.HalfLoadP99Ms, &s.HalfLoadP99OverLon, &s.HalfLoadErrors)
+	}
 	if h := ph["paced50"]; h != nil {
-		s.PacedP99Ms, s.PacedErrors = h.P99Ms, h.Errors+h.Refused+h.Hung
-		s.Targets["half_load_paced_zero_errors"] = s.PacedErrors == 0
-		if s.LoneP50Ms > 0 {
-			s.PacedP99OverLon = h.P99Ms / s.LoneP50Ms
-			s.Targets["half_load_paced_p99_le_3x_lone"] = s.PacedP99OverLon <= 3
-		}
+		halfLoad(h, "half_load_paced", &s.PacedP99Ms, &s.PacedP99OverLon, &s.PacedErrors)
 	}
 	if o := ph["overload"]; o != nil {
 		s.OverloadRefusalP99, s.OverloadServerP99, s.OverloadHung = o.RefusalP99Ms, o.ServerRefusalP99Ms, o.Hung
