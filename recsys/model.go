@@ -238,7 +238,7 @@ func (m *Model[T]) forward(ws *Workspace[T], bt *Batch) error {
 	// thin to split) and overlaps the embedding gather.
 	var embedErr error
 	embed := func() { embedErr = m.embed(x, bt) }
-	if c.rotates() || c.sirenNet() {
+	if c.rotates() { // every variant with the angle network rotates
 		sideBySide(embed, func() { m.positionsForward(ws, bt) })
 	} else {
 		embed()

@@ -54,7 +54,7 @@ func serialAsm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda
 func asmParallelM(mTiles, chunks, w int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	bp := getAsmBuf(asmPackedLen(n, k))
 	asmPackB(transB, b, ldb, n, k, *bp)
-	parallelChunks(mTiles, chunks, w, func(lo, hi int) {
+	parallelChunks(mTiles, chunks, w, 0, func(lo, hi int) {
 		i0, i1 := lo*asmMR, min(hi*asmMR, m)
 		aOff := i0 * lda
 		if transA {

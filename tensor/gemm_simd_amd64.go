@@ -79,7 +79,7 @@ func (s *simdBackend) Sgemm(transA, transB bool, m, n, k int, alpha float32, a [
 			asmParallelM(mTiles, chunks, w, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 			return
 		}
-		parallelChunks(mTiles, chunks, w, func(lo, hi int) {
+		parallelChunks(mTiles, chunks, w, 0, func(lo, hi int) {
 			i0, i1 := lo*mr, min(hi*mr, m)
 			aOff := i0 * lda
 			if transA {
@@ -89,7 +89,7 @@ func (s *simdBackend) Sgemm(transA, transB bool, m, n, k int, alpha float32, a [
 		})
 		return
 	}
-	parallelChunks(nTiles, min(w, nTiles), w, func(lo, hi int) {
+	parallelChunks(nTiles, min(w, nTiles), w, 0, func(lo, hi int) {
 		j0, j1 := lo*s.nr, min(hi*s.nr, n)
 		bOff := j0
 		if transB {

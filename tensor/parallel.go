@@ -36,31 +36,27 @@ func ParallelFor(n, minChunk int, fn func(lo, hi int)) {
 		fn(0, n)
 		return
 	}
-	t := &pfTask{fn: fn, n: n, chunks: min(4*w, n/minChunk)}
+	align := 0
 	if minChunk >= pfAlign {
-		t.align = pfAlign
+		align = pfAlign
 	}
-	t.start(w)
+	parallelChunks(n, min(4*w, n/minChunk), w, align, fn)
 }
 
 // pfAlign is ParallelFor's chunk alignment: AVX-512's float32 lanes.
 const pfAlign = 16
 
 // parallelChunks runs fn over exactly chunks pieces of [0,n) on the caller
-// and up to workers−1 pool workers. The GEMM uses one chunk per worker:
+// and up to workers−1 pool workers, the inner boundaries rounded down to
+// multiples of align (0: not rounded). The GEMM uses one chunk per worker:
 // each chunk packs its own copy of the shared operand, so more chunks
 // would repeat that work.
-func parallelChunks(n, chunks, workers int, fn func(lo, hi int)) {
-	(&pfTask{fn: fn, n: n, chunks: chunks}).start(workers)
-}
-
-// start runs the task on the caller and up to workers−1 pool workers.
-func (t *pfTask) start(workers int) {
-	if t.chunks <= 1 || workers <= 1 {
-		t.fn(0, t.n)
+func parallelChunks(n, chunks, workers, align int, fn func(lo, hi int)) {
+	if chunks <= 1 || workers <= 1 {
+		fn(0, n)
 		return
 	}
-	chunks := t.chunks
+	t := &pfTask{fn: fn, n: n, chunks: chunks, align: align}
 	t.wg.Add(chunks)
 	pfStart(workers - 1)
 	// Offer the call to every worker that is idle; a full queue means the
