@@ -290,12 +290,16 @@ func AttentionBackward[T tensor.Float](dq, dk, dv, dOut, q, k, v Heads[T], prob,
 				pv, m = probDrop[bh*LL:(bh+1)*LL], dropMask[bh*LL:(bh+1)*LL]
 			}
 			do := dOut.at(b, h)
-			// dP' = dOut vᵀ ; dv = P'ᵀ dOut
+			// dP' = dOut vᵀ
 			tensor.GemmSerial(false, true, L, L, hd, 1, do, dOut.LD, v.at(b, h), v.LD, 0, ds, L)
-			tensor.GemmSerial(true, false, L, hd, L, 1, pv, L, do, dOut.LD, 0, dv.at(b, h), dv.LD)
 			// Softmax backward row by row: dS = P ⊙ (dP − Σ dP⊙P), with the
 			// dropout mask folded into dP and the 1/sqrt(hd) scale into dS.
 			softmaxGradMatrix(ds, p, m, scale, L)
+			// dv = P'ᵀ dOut, after the softmax backward has streamed P into
+			// the cache (P' is P without dropout): the product reads P'ᵀ in
+			// place, a cache line per step, which from memory made it run at
+			// 60% of its speed on a cached P (Zen 4, batch 32 × 201 tokens).
+			tensor.GemmSerial(true, false, L, hd, L, 1, pv, L, do, dOut.LD, 0, dv.at(b, h), dv.LD)
 			// dq = dS k ; dk = dSᵀ q
 			tensor.GemmSerial(false, false, L, hd, L, 1, ds, L, k.at(b, h), k.LD, 0, dq.at(b, h), dq.LD)
 			tensor.GemmSerial(true, false, L, hd, L, 1, ds, L, q.at(b, h), q.LD, 0, dk.at(b, h), dk.LD)
@@ -447,18 +451,13 @@ func PrefixAttentionBackward[T tensor.Float](dq, dk, dv, dOut, q, k, v Heads[T],
 			}
 			do, qa, ka, va := dOut.at(b, h), q.at(b, h), k.at(b, h), v.at(b, h)
 			dqa, dka, dva := dq.at(b, h), dk.at(b, h), dv.at(b, h)
-			// dP' = dOut vᵀ on the columns that exist; dv = P'ᵀ dOut, where a
-			// query's own value row receives only its own weight.
+			// dP' = dOut vᵀ on the columns that exist.
 			tensor.GemmSerial(false, true, L, P, hd, 1, do, dOut.LD, va, v.LD, 0, ds, W)
 			for i := 0; i < P; i++ {
 				ds[i*W+P] = 0
 			}
 			for i := P; i < L; i++ {
 				ds[i*W+P] = dotT(do[i*dOut.LD:][:hd], va[i*v.LD:][:hd])
-			}
-			tensor.GemmSerial(true, false, P, hd, L, 1, pv, W, do, dOut.LD, 0, dva, dv.LD)
-			for i := P; i < L; i++ {
-				scaleT(dva[i*dv.LD:][:hd], do[i*dOut.LD:][:hd], pv[i*W+P])
 			}
 			// Softmax backward over each row's own columns.
 			for r := 0; r < L; r++ {
@@ -471,6 +470,12 @@ func PrefixAttentionBackward[T tensor.Float](dq, dk, dv, dOut, q, k, v Heads[T],
 					mr = m[r*W : r*W+n]
 				}
 				softmaxGradRowT(ds[r*W:r*W+n], p[r*W:r*W+n], mr, scale)
+			}
+			// dv = P'ᵀ dOut, where a query's own value row receives only its
+			// own weight; after the softmax backward, as in AttentionBackward.
+			tensor.GemmSerial(true, false, P, hd, L, 1, pv, W, do, dOut.LD, 0, dva, dv.LD)
+			for i := P; i < L; i++ {
+				scaleT(dva[i*dv.LD:][:hd], do[i*dOut.LD:][:hd], pv[i*W+P])
 			}
 			// dq = dS k ; dk = dSᵀ q, the self column handled row by row.
 			tensor.GemmSerial(false, false, L, hd, P, 1, ds, W, ka, k.LD, 0, dqa, dq.LD)

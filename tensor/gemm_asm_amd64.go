@@ -41,11 +41,29 @@ var asmDirectAT = true
 
 var asmBufs = make(chan *[]float32, 32)
 
-// serialAsm is serial on the assembly kernel: pack op(B), then compute.
+// serialAsm is serial on the assembly kernel: for each k block, pack that
+// block of op(B), then compute with it. Packing block by block rather
+// than all of op(B) first keeps the packed block in L2 for the compute
+// that follows; for the weight gradients (k = batch × tokens) op(B) is
+// megabytes and, packed whole, came back from memory.
 func serialAsm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	bp := getAsmBuf(asmPackedLen(n, k))
-	asmPackB(transB, b, ldb, n, k, *bp)
-	asmCompute(transA, m, n, k, alpha, a, lda, *bp, beta, c, ldc)
+	bp := getAsmBuf(asmPackedLen(n, min(k, asmKC)))
+	for pc := 0; pc < k; pc += asmKC {
+		kb := min(asmKC, k-pc)
+		aOff, bOff := pc, pc*ldb
+		if transA {
+			aOff = pc * lda
+		}
+		if transB {
+			bOff = pc
+		}
+		bet := beta
+		if pc > 0 {
+			bet = 1
+		}
+		asmPackB(transB, b[bOff:], ldb, n, kb, *bp)
+		asmCompute(transA, m, n, kb, alpha, a[aOff:], lda, *bp, bet, c, ldc)
+	}
 	putAsmBuf(bp)
 }
 

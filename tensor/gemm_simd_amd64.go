@@ -269,6 +269,10 @@ func packB(transB bool, b []float32, ldb, pc, j0, kb, w, nr int, d []float32) {
 		}
 		return
 	}
+	if nr == 32 && hasAVX512 {
+		packBT32(b, ldb, pc, j0, kb, w, d)
+		return
+	}
 	// op(B)(p, j) = b[j*ldb + p]: read each column of op(B) sequentially
 	// and scatter it down the sliver.
 	if w < nr {
@@ -281,6 +285,35 @@ func packB(transB bool, b []float32, ldb, pc, j0, kb, w, nr int, d []float32) {
 			d[p*nr+jj] = v
 		}
 	}
+}
+
+// packBT32 is packB of op(B) = bᵀ into a 32-wide sliver: 16 columns of
+// op(B) (rows of b) × 16 steps at a time are loaded as 16 vectors,
+// transposed in registers and stored as 16 sliver rows. Columns past w
+// are zero lanes, the sliver's padding.
+func packBT32(b []float32, ldb, pc, j0, kb, w int, d []float32) {
+	var rows [16]archsimd.Uint32x16
+	for jb := 0; jb < 32; jb += 16 {
+		nj := max(0, min(16, w-jb))
+		for p0 := 0; p0 < kb; p0 += 16 {
+			np := min(16, kb-p0)
+			for jj := range rows {
+				switch {
+				case jj >= nj:
+					rows[jj] = archsimd.Uint32x16{}
+				case np == 16:
+					rows[jj] = archsimd.LoadFloat32x16Slice(b[(j0+jb+jj)*ldb+pc+p0:]).AsUint32x16()
+				default:
+					rows[jj] = loadPart(b[(j0+jb+jj)*ldb+pc+p0:][:np]).AsUint32x16()
+				}
+			}
+			transpose16(&rows)
+			for pp := range np {
+				rows[pp].AsFloat32x16().StoreSlice(d[(p0+pp)*32+jb:])
+			}
+		}
+	}
+	archsimd.ClearAVXUpperBits()
 }
 
 // packAT packs rows ic..ic+mb of op(A) = Aᵀ over k range pc..pc+kb as
