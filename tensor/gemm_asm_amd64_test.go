@@ -15,8 +15,8 @@ func TestPackBT32(t *testing.T) {
 		t.Skip("packBT32 needs AVX-512; this CPU lacks it")
 	}
 	for _, tc := range []struct{ kb, w, ldb, pc, j0 int }{
-		{60, 32, 201, 0, 0},   // attention: k = head dim, a full sliver
-		{60, 9, 201, 0, 192},  // … and the last 9 of 201 columns
+		{60, 32, 201, 0, 0},  // attention: k = head dim, a full sliver
+		{60, 9, 201, 0, 192}, // … and the last 9 of 201 columns
 		{256, 20, 720, 256, 160},
 		{16, 16, 16, 0, 0},
 		{7, 32, 40, 3, 1},
