@@ -181,6 +181,7 @@ func (m *Model[T]) TransferEncoder(from *Model[T]) error {
 	for _, p := range from.Params {
 		src[p.Name] = p
 	}
+	m.dropPacked()
 	n := 0
 	for _, p := range m.Params {
 		if isEncoderParam(p.Name) {

@@ -217,6 +217,7 @@ func (m *Model[T]) loadTensors(f *ckpt.File, path string) error {
 // loadTensorsPrefixed reads every parameter from the tensor named prefix +
 // its name.
 func (m *Model[T]) loadTensorsPrefixed(f *ckpt.File, path, prefix string) error {
+	m.dropPacked()
 	for _, p := range m.Params {
 		name := prefix + p.Name
 		if t, ok := f.Tensors[name]; ok && t.Numel() != len(p.W) {

@@ -74,3 +74,30 @@ func (m *Model[T]) ZeroGrad() { clear(m.G) }
 
 // NumParams counts all parameters.
 func (m *Model[T]) NumParams() int { return len(m.W) }
+
+// PackWeights lays every Transformer block's weights out once in the order
+// the float32 matrix kernel reads them, for a model that from now on only
+// runs inference (a server, a batch of predictions): forward passes that
+// do not train then skip re-packing every weight in every product, which
+// for a lone sample was a quarter of the CPU time (docs/performance.md).
+// Outputs are bit-identical. It costs one more copy of the block weights
+// in memory. A training forward pass, whose weights are about to change,
+// drops the packed copies, as does loading weights into the model; call
+// PackWeights again after changing W any other way.
+func (m *Model[T]) PackWeights() {
+	m.enc.pack()
+	if len(m.dec.blocks) > 0 {
+		m.dec.pack()
+	}
+	for _, o := range m.others {
+		o.PackWeights()
+	}
+}
+
+// dropPacked forgets the packed weights (PackWeights): W is about to change.
+func (m *Model[T]) dropPacked() {
+	m.enc.packed, m.dec.packed = nil, nil
+	for _, o := range m.others {
+		o.dropPacked()
+	}
+}

@@ -279,6 +279,9 @@ func (m *Model[T]) ForwardPretrain(ws *Workspace[T], bt *data.Batch, masked []bo
 	if len(masked) != bt.B*bt.L {
 		return 0, fmt.Errorf("mask has %d entries, batch has %d×%d tokens", len(masked), bt.B, bt.L)
 	}
+	if train {
+		m.dropPacked()
+	}
 	cls := m.clsSlots()
 	maxVis, maxMask := 0, 0
 	for b := 0; b < bt.B; b++ {
@@ -491,6 +494,9 @@ func (m *Model[T]) ForwardTask(ws *Workspace[T], bt *data.Batch, opt LossOptions
 	}
 	if err := m.checkBatch(bt); err != nil {
 		return 0, err
+	}
+	if train {
+		m.dropPacked()
 	}
 	m.fillAllTokens(ws, bt, train)
 	if m.Cfg.Pool == PoolCLS && m.cls != nil {

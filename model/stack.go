@@ -20,6 +20,41 @@ type stack[T tensor.Float] struct {
 	rope   rope.Layout // HeadDim 0 when positions enter as absolute embeddings
 
 	attnDrop, hiddenDrop, dropPath float64
+
+	// packed, when set (Model.PackWeights), holds every block's weights
+	// packed once; forward passes that do not train read them.
+	packed []packedBlock[T]
+}
+
+// packedBlock is one block's weights packed for inference: q|k|v fused
+// [3d, d], the output projection and the two MLP layers.
+type packedBlock[T tensor.Float] struct {
+	qkv, wo, w1, w2 *tensor.PackedWeight[T]
+}
+
+// pack fills s.packed from the weights as they are now.
+func (s *stack[T]) pack() {
+	d, f := s.DModel, s.FFN
+	s.packed = make([]packedBlock[T], len(s.blocks))
+	for i := range s.blocks {
+		blk := &s.blocks[i]
+		s.packed[i] = packedBlock[T]{
+			qkv: tensor.PackWeight(qkvWeights(blk, false), 3*d, d),
+			wo:  tensor.PackWeight(blk.wo.w.W, d, d),
+			w1:  tensor.PackWeight(blk.w1.w.W, f, d),
+			w2:  tensor.PackWeight(blk.w2.w.W, d, f),
+		}
+	}
+}
+
+// linearForward is nn.LinearForward without bias, on the packed copy of
+// the weight when there is one (pw non-nil).
+func linearForward[T tensor.Float](pw *tensor.PackedWeight[T], out, in, w []T, n, i, o int) {
+	if pw != nil {
+		nn.LinearForwardPacked(out, in, pw, n)
+		return
+	}
+	nn.LinearForward(out, in, w, nil, n, i, o)
 }
 
 // layerActs are one block's saved activations. Shapes with N = B·L rows:
@@ -151,6 +186,10 @@ func (s *stack[T]) forward(a *stackActs[T], keyPad []bool, rng *rand.Rand) {
 	x := a.res[0]
 	for i := range s.blocks {
 		blk := &s.blocks[i]
+		var pk packedBlock[T] // all nil: the weights as stored
+		if !a.train && s.packed != nil {
+			pk = s.packed[i]
+		}
 		l, out := a.block(i)
 		if len(l.attnMask) > 0 {
 			nn.DropoutMask(l.attnMask, s.attnDrop, rng)
@@ -168,7 +207,7 @@ func (s *stack[T]) forward(a *stackActs[T], keyPad []bool, rng *rand.Rand) {
 		nn.RMSNormForward(l.norm1, l.rstd1, x, blk.attnNorm.W, N, d, s.eps)
 		// One [N,d]×[d,3d] product for q|k|v: norm1 is read once and the
 		// kernel runs 540 columns wide instead of 3×180.
-		nn.LinearForward(a.lin3, l.norm1, qkvWeights(blk, false), nil, N, d, 3*d)
+		linearForward(pk.qkv, a.lin3, l.norm1, qkvWeights(blk, false), N, d, 3*d)
 		if a.rot != nil {
 			a.rot.RotateSplit(l.q, a.lin3, 3*d, B, L, H) // RoPE fused into the head split
 			a.rot.RotateSplit(l.k, a.lin3[d:], 3*d, B, L, H)
@@ -206,17 +245,17 @@ func (s *stack[T]) forward(a *stackActs[T], keyPad []bool, rng *rand.Rand) {
 			gatherRows(a.outRows, a.selMerged, l.merged, B, L, d)
 			xr, merged, outr = a.selX, a.selMerged, a.selOut
 		}
-		nn.LinearForward(a.lin, merged, blk.wo.w.W, nil, rows, d, d)
+		linearForward(pk.wo, a.lin, merged, blk.wo.w.W, rows, d, d)
 		nn.ResidualAdd(l.h, xr, a.lin, nilIfEmpty(l.dp1), B, rows/B, d)
 
 		// MLP branch.
 		nn.RMSNormForward(l.norm2, l.rstd2, l.h, blk.ffnNorm.W, rows, d, s.eps)
-		nn.LinearForward(l.pre, l.norm2, blk.w1.w.W, nil, rows, d, f)
+		linearForward(pk.w1, l.pre, l.norm2, blk.w1.w.W, rows, d, f)
 		nn.SiLUForward(l.act, l.pre, rows*f)
 		if len(l.hidMask) > 0 {
 			nn.DropoutForward(l.act[:rows*f], l.act, l.hidMask)
 		}
-		nn.LinearForward(a.lin, l.act, blk.w2.w.W, nil, rows, f, d)
+		linearForward(pk.w2, a.lin, l.act, blk.w2.w.W, rows, f, d)
 		nn.ResidualAdd(outr, l.h, a.lin, nilIfEmpty(l.dp2), B, rows/B, d)
 		if sel {
 			scatterRows(a.outRows, out, a.selOut, B, L, d)

@@ -16,6 +16,13 @@ func LinearForward[T tensor.Float](out, in, w, b []T, n, i, o int) {
 	tensor.Gemm(false, true, n, o, i, 1, in, i, w, i, 0, out, o)
 }
 
+// LinearForwardPacked: out[n,o] = in[n,i] · w[o,i]ᵀ with w packed once
+// (tensor.PackWeight), for a model whose weights no longer change.
+func LinearForwardPacked[T tensor.Float](out, in []T, w *tensor.PackedWeight[T], n int) {
+	o, i := w.Shape()
+	tensor.GemmPacked(n, 1, in, i, w, 0, out, o)
+}
+
 // LinearBackward, given dOut[n,o]:
 //
 //	dIn[n,i]  = dOut · w          (overwritten, or added to when accumIn)

@@ -28,7 +28,7 @@ import (
 // The matrix multiply's worker pool lives as long as the process.
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m, leakOptions...) }
 
-var leakOptions = []goleak.Option{goleak.IgnoreTopFunction("romae/tensor.poolWorker")}
+var leakOptions = []goleak.Option{goleak.IgnoreAnyFunction("romae/tensor.poolWorker")}
 
 // tinyConfig is a model small enough that a forward pass takes well under
 // a millisecond: 2 values and 2 position axes per token.

@@ -66,6 +66,7 @@ func NewModel(name string, net *model.Model[float32], spec *data.Spec) (*Model, 
 	if err := spec.CheckModel(net.Cfg.Values, classes, targets); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	net.PackWeights() // a served model only runs inference
 	m := &Model{Net: net, Spec: spec, Name: name, values: net.Cfg.Values, patch: 1, ws: net.NewWorkspace()}
 	if p := spec.Source.SeriesPatch; p > 1 {
 		// A token of a patched model holds P observations' values and their

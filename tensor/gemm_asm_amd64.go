@@ -71,20 +71,94 @@ func serialAsm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda
 // the chunks only differ in their rows of A and C.
 func asmParallelM(mTiles, chunks, w int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	bp := getAsmBuf(asmPackedLen(n, k))
-	asmPackB(transB, b, ldb, n, k, *bp)
+	if asmParallelPack {
+		asmPackBParallel(transB, b, ldb, n, k, *bp)
+	} else {
+		asmPackB(transB, b, ldb, n, k, *bp)
+	}
+	asmComputeM(mTiles, chunks, w, transA, m, n, k, alpha, a, lda, *bp, beta, c, ldc)
+	putAsmBuf(bp)
+}
+
+// asmComputeM is asmCompute split over the workers in chunks of whole
+// 8-row panels, all reading the same packed op(B).
+func asmComputeM(mTiles, chunks, w int, transA bool, m, n, k int, alpha float32, a []float32, lda int, bp []float32, beta float32, c []float32, ldc int) {
 	parallelChunks(mTiles, chunks, w, 0, func(lo, hi int) {
 		i0, i1 := lo*asmMR, min(hi*asmMR, m)
 		aOff := i0 * lda
 		if transA {
 			aOff = i0
 		}
-		asmCompute(transA, i1-i0, n, k, alpha, a[aOff:], lda, *bp, beta, c[i0*ldc:], ldc)
+		asmCompute(transA, i1-i0, n, k, alpha, a[aOff:], lda, bp, beta, c[i0*ldc:], ldc)
 	})
-	putAsmBuf(bp)
+}
+
+// asmActive says whether float32 products run on fma8x32 now: the avx512
+// back end with the assembly kernel, and bf16 products off.
+func asmActive() bool {
+	return f32Backend() == Backend(avx512Backend) && simdAsmKernel && !bf16On.Load()
+}
+
+// packWeight32 is PackWeight's float32 layout: op(B) = Wᵀ as asmPackB
+// lays it out, or nil when products do not run on fma8x32.
+func packWeight32(w []float32, n, k int) []float32 {
+	if !asmActive() {
+		return nil
+	}
+	d := make([]float32, asmPackedLen(n, k))
+	asmPackBParallel(true, w, k, n, k, d)
+	return d
+}
+
+// gemmPacked32 is GemmPacked on the packed layout: Sgemm's M split
+// without the pack. False when products do not run on fma8x32 now (the
+// back end or precision changed after packing).
+func gemmPacked32(m, n, k int, alpha float32, a []float32, lda int, bp []float32, beta float32, c []float32, ldc int) bool {
+	if !asmActive() {
+		return false
+	}
+	w, mTiles := workers(), (m+asmMR-1)/asmMR
+	if w == 1 || m*n*k < simdParallelFMAs {
+		w = 1
+	}
+	asmComputeM(mTiles, min(4*w, mTiles), w, false, m, n, k, alpha, a, lda, bp, beta, c, ldc)
+	return true
 }
 
 // asmPackedLen is the size of op(B) packed as asmPackB lays it out.
 func asmPackedLen(n, k int) int { return (n + asmNR - 1) / asmNR * asmNR * k }
+
+// asmParallelPack makes asmParallelM pack op(B) on all the workers
+// (false: on the caller alone), a variable so benchmarks can compare both.
+var asmParallelPack = true
+
+// asmPackBParallel is asmPackB with the slivers shared out over the
+// workers. Packed on the caller alone, a weight matrix was a serial stretch
+// in every product: a third of a lone 200-token forward pass's CPU time,
+// while the other core waited (the weights come from memory once per pass
+// and the transposing pack runs well below memory bandwidth).
+func asmPackBParallel(transB bool, b []float32, ldb, n, k int, dst []float32) {
+	kBlocks := (k + asmKC - 1) / asmKC
+	perBlock := kBlocks * (asmNC / asmNR) // (k block, sliver) pairs of a full column block
+	units := (n / asmNC) * perBlock
+	if r := n % asmNC; r > 0 {
+		units += kBlocks * ((r + asmNR - 1) / asmNR)
+	}
+	// A sliver is up to asmKC×32 floats, several µs to pack: worth a
+	// hand-off from 4 of them.
+	ParallelFor(units, 2, func(lo, hi int) {
+		for u := lo; u < hi; u++ {
+			jc := u / perBlock * asmNC
+			nb := min(asmNC, n-jc)
+			sl := (nb + asmNR - 1) / asmNR
+			r := u % perBlock
+			pc, js := r/sl*asmKC, r%sl*asmNR
+			kb := min(asmKC, k-pc)
+			off := jc*k + pc*sl*asmNR + js*kb
+			packB(transB, b, ldb, pc, jc+js, kb, min(asmNR, nb-js), asmNR, dst[off:off+kb*asmNR])
+		}
+	})
+}
 
 // asmPackB packs all of op(B) (k×n) as slivers in the order asmCompute
 // reads them: column blocks of asmNC, then k blocks of asmKC, then 32-wide

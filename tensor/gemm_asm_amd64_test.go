@@ -47,3 +47,65 @@ func TestPackBT32(t *testing.T) {
 		})
 	}
 }
+
+// TestAsmPackBParallel checks that the pack shared out over the workers
+// lays op(B) out exactly as the serial asmPackB does, across column blocks
+// (n > asmNC), k blocks (k > asmKC), partial slivers and both layouts of B.
+func TestAsmPackBParallel(t *testing.T) {
+	for _, tc := range []struct{ n, k int }{
+		{540, 180}, {180, 720}, {720, 180}, // the model's weights
+		{asmNC + 40, asmKC + 7}, {2*asmNC + 32, 2 * asmKC},
+		{1, 1}, {33, 5}, {64, asmKC},
+	} {
+		for _, transB := range []bool{false, true} {
+			t.Run(fmt.Sprintf("n%d_k%d_t%v", tc.n, tc.k, transB), func(t *testing.T) {
+				ldb := tc.n
+				if transB {
+					ldb = tc.k
+				}
+				b := make([]float32, tc.n*tc.k)
+				for i := range b {
+					b[i] = float32(i) + 0.25
+				}
+				want := make([]float32, asmPackedLen(tc.n, tc.k))
+				got := make([]float32, len(want))
+				for i := range got {
+					got[i] = -1 // every element must be written
+				}
+				asmPackB(transB, b, ldb, tc.n, tc.k, want)
+				asmPackBParallel(transB, b, ldb, tc.n, tc.k, got)
+				for i := range want {
+					if got[i] != want[i] {
+						t.Fatalf("packed[%d] = %v, want %v", i, got[i], want[i])
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestPackWeightUsesKernelLayout: with the avx512 back end on fp32,
+// PackWeight really packs (TestGemmPacked would pass on the fallback
+// alone), and under another back end it keeps no packed copy.
+func TestPackWeightUsesKernelLayout(t *testing.T) {
+	if !hasAVX512 {
+		t.Skip("the packed layout is the avx512 kernel's; this CPU lacks AVX-512")
+	}
+	prev := BackendName()
+	defer SetBackend(prev)
+	w := make([]float32, 720*180)
+	if err := SetBackend(avx512Backend.Name()); err != nil {
+		t.Fatal(err)
+	}
+	if p := PackWeight(w, 720, 180); len(p.packed) != asmPackedLen(720, 180) {
+		t.Fatalf("avx512: packed %d floats, want %d", len(p.packed), asmPackedLen(720, 180))
+	}
+	for _, be := range Backends() {
+		if be != Backend(avx512Backend) {
+			SetBackend(be.Name())
+			if p := PackWeight(w, 720, 180); p.packed != nil {
+				t.Fatalf("%s: packed a copy no product reads", be.Name())
+			}
+		}
+	}
+}

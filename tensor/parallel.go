@@ -3,6 +3,7 @@ package tensor
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // ParallelFor splits [0,n) into contiguous chunks and calls fn(lo, hi) for
@@ -68,8 +69,20 @@ func parallelChunks(n, chunks, workers, align int, fn func(lo, hi int)) {
 		}
 	}
 	t.run()
+	// The last chunks are usually a few µs from done: poll for them
+	// before sleeping, as the workers poll for the next call.
+	for start := time.Now(); t.done.Load() < int32(chunks) && time.Since(start) < pfSpin; {
+	}
 	t.wg.Wait()
 }
+
+// pfSpin is how long a pool worker polls for the next call before it
+// sleeps, and a caller for its last chunks. A forward pass is hundreds of
+// parallel calls a few hundred µs apart; waking a sleeping goroutine
+// costs ~7 µs at each end of a call (measured on the Zen 4 KVM guest), a
+// sixth of a lone 200-token pass. Polling this long after each call costs
+// at most that much CPU when no call follows.
+const pfSpin = 50 * time.Microsecond
 
 // pfTask is one ParallelFor call: chunk i is [b(i), b(i+1)) with b(i) =
 // i*n/chunks, rounded down to a multiple of align when align > 0 (b(chunks)
@@ -77,7 +90,7 @@ func parallelChunks(n, chunks, workers, align int, fn func(lo, hi int)) {
 type pfTask struct {
 	fn               func(lo, hi int)
 	n, chunks, align int
-	next             atomic.Int32
+	next, done       atomic.Int32
 	wg               sync.WaitGroup
 }
 
@@ -89,6 +102,7 @@ func (t *pfTask) run() {
 			return
 		}
 		t.fn(t.bound(i), t.bound(i+1))
+		t.done.Add(1)
 		t.wg.Done()
 	}
 }
@@ -144,11 +158,30 @@ var (
 	workerStartGen atomic.Int64
 )
 
+// pfNext is a worker's next call: polled for pfSpin, then waited for.
+func pfNext() (*pfTask, bool) {
+	for start := time.Now(); time.Since(start) < pfSpin; {
+		if len(pfQueue) > 0 {
+			select {
+			case t, ok := <-pfQueue:
+				return t, ok
+			default: // another worker took it
+			}
+		}
+	}
+	t, ok := <-pfQueue
+	return t, ok
+}
+
 // poolWorker is one pool goroutine: it runs tasks until the queue closes,
 // calling the SetWorkerStart hook whenever it changed since its last task.
 func poolWorker() {
 	var seen int64
-	for t := range pfQueue {
+	for {
+		t, ok := pfNext()
+		if !ok {
+			return
+		}
 		if g := workerStartGen.Load(); g != seen {
 			seen = g
 			if f := workerStart.Load(); f != nil {

@@ -33,7 +33,7 @@ type benchOpts struct {
 	classes, steps, warmup         int
 	maskRatio, lr                  float64
 	seed                           uint64
-	json                           bool
+	json, packWeights              bool
 }
 
 // benchResult is the JSON line. GFLOP counts the nominal workload
@@ -60,14 +60,16 @@ type benchResult struct {
 	// CPU at run time; ROMAE_GEMM forces one): CPU brand string, class
 	// (amd-zen4, amd-zen5, intel-amx, …), the features the CPU offers
 	// romae, the kernel, the features it uses and its k block.
-	CPU            string    `json:"cpu"`
-	CPUClass       string    `json:"cpu_class"`
-	CPUFeatures    []string  `json:"cpu_features"`
-	Kernel         string    `json:"kernel"`
-	KernelFeatures []string  `json:"kernel_features"`
-	KBlock         int       `json:"k_block,omitempty"`
-	Procs          int       `json:"procs"`
-	StepS          []float64 `json:"step_s"`
+	CPU            string   `json:"cpu"`
+	CPUClass       string   `json:"cpu_class"`
+	CPUFeatures    []string `json:"cpu_features"`
+	Kernel         string   `json:"kernel"`
+	KernelFeatures []string `json:"kernel_features"`
+	KBlock         int      `json:"k_block,omitempty"`
+	// PackedWeights: inference read weights packed once (--packed-weights).
+	PackedWeights bool      `json:"packed_weights,omitempty"`
+	Procs         int       `json:"procs"`
+	StepS         []float64 `json:"step_s"`
 	// CPUMedianS is the median process CPU time (user+system) per step:
 	// on a shared box it tracks the work done when wall time is inflated
 	// by other processes; ≈ procs × median_s when the box is quiet.
@@ -93,6 +95,7 @@ func cmdBench(_ context.Context, args []string) error {
 	fs.Float64Var(&o.lr, "lr", 1e-4, "AdamW learning rate")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of weights and synthetic data")
 	fs.BoolVar(&o.json, "json", true, "print JSON lines (the only format)")
+	fs.BoolVar(&o.packWeights, "packed-weights", true, "infer: pack the weights once before timing (Model.PackWeights), as romae serve and the inference commands do; false: every product packs its weight")
 	cpuprof := fs.String("cpuprofile", "", "write a CPU profile of the timed steps to this file")
 	so := serveBenchFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -193,6 +196,9 @@ func runBench(o benchOpts, workload, pos string) (*benchResult, error) {
 		bt.Lengths[b] = L
 	}
 	rng := rand.New(rand.NewPCG(o.seed, 7))
+	if workload == "infer" && o.packWeights {
+		m.PackWeights()
+	}
 	ws := m.NewWorkspace()
 	opt := optim.NewAdamW()
 	var mask []bool
@@ -252,7 +258,7 @@ func runBench(o benchOpts, workload, pos string) (*benchResult, error) {
 		MedianS: med, MinS: sorted[0], SamplesPerS: float64(B) / med, GFLOP: gflop, GFLOPS: gflop / med,
 		PeakRSSMB: peakRSSMB(), GEMM: kern.Backend, Procs: runtime.GOMAXPROCS(0), StepS: times,
 		CPU: machine.Name, CPUClass: machine.Class(), CPUFeatures: machine.Features,
-		Kernel: kern.Kernel, KernelFeatures: kern.Features, KBlock: kern.KBlock,
+		Kernel: kern.Kernel, KernelFeatures: kern.Features, KBlock: kern.KBlock, PackedWeights: workload == "infer" && o.packWeights,
 		AllocsPerStp: float64(ms1.Mallocs-ms0.Mallocs) / float64(o.steps),
 		BytesPerStep: float64(ms1.TotalAlloc-ms0.TotalAlloc) / float64(o.steps), CPUMedianS: median(cpu)}
 	return r, nil

@@ -359,6 +359,7 @@ func (u *using) load(labels bool) (*loaded, error) {
 	if err := spec.CheckModel(m.Cfg.Values, classes, targets); err != nil {
 		return nil, fmt.Errorf("%s: %w", u.model, err)
 	}
+	m.PackWeights() // these commands only run inference
 	read := *spec
 	if classes == 0 {
 		read.Classes = nil // labels mean nothing to this model

@@ -1,0 +1,12 @@
+//go:build !(goexperiment.simd && amd64)
+
+package tensor
+
+// Without the avx512 kernel there is no packed layout: GemmPacked uses W
+// as stored.
+
+func packWeight32(w []float32, n, k int) []float32 { return nil }
+
+func gemmPacked32(m, n, k int, alpha float32, a []float32, lda int, bp []float32, beta float32, c []float32, ldc int) bool {
+	return false
+}

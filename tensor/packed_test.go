@@ -1,0 +1,94 @@
+package tensor
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestGemmPacked checks GemmPacked against Gemm(false, true, …) on W as
+// stored, bit for bit: the packed layout is the one Gemm packs itself on
+// every call, the k blocks are summed in the same order, and only the
+// pack is skipped. It runs on every back end and both precisions, packing
+// under one setting and multiplying under each (a served model's weights
+// are packed once; a later SetBackend or SetPrecision must still give
+// right answers), with strides wider than the matrices, both betas, and
+// the model's shapes next to odd ones.
+func TestGemmPacked(t *testing.T) {
+	prevBackend := BackendName()
+	defer SetBackend(prevBackend)
+	defer SetPrecision(PrecisionFP32)
+	precisions := []string{PrecisionFP32}
+	if BF16Supported() {
+		precisions = append(precisions, PrecisionBF16)
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	cases := []struct {
+		m, out, in  int
+		alpha, beta float32
+		pad         int // extra row stride on A and C
+	}{
+		{200, 540, 180, 1, 0, 0}, // q|k|v of a lone 200-token sample
+		{200, 720, 180, 1, 0, 0}, // MLP in
+		{200, 180, 720, 1, 0, 0}, // MLP out
+		{6400, 180, 180, 1, 0, 0},
+		{1, 20, 180, 1, 1, 0}, // a classifier head on one [CLS] row
+		{37, 33, 260, 0.5, 1, 3},
+		{9, 800, 70, 1, 0, 5}, // n over one column block
+		{8, 720, 180, 1, 0, 0},
+	}
+	for _, tc := range cases {
+		w32 := to32(randSlice(rng, tc.out*tc.in))
+		w64 := randSlice(rng, tc.out*tc.in)
+		lda, ldc := tc.in+tc.pad, tc.out+tc.pad
+		a32, c0 := to32(randSlice(rng, tc.m*lda)), to32(randSlice(rng, tc.m*ldc))
+		a64, c064 := randSlice(rng, tc.m*lda), randSlice(rng, tc.m*ldc)
+		for _, packBE := range Backends() {
+			SetBackend(packBE.Name())
+			p32 := PackWeight(w32, tc.out, tc.in)
+			p64 := PackWeight(w64, tc.out, tc.in)
+			for _, be := range Backends() {
+				for _, prec := range precisions {
+					name := fmt.Sprintf("m%d_%dx%d_packed-%s_run-%s-%s", tc.m, tc.out, tc.in, packBE.Name(), be.Name(), prec)
+					t.Run(name, func(t *testing.T) {
+						SetBackend(be.Name())
+						if err := SetPrecision(prec); err != nil {
+							t.Fatal(err)
+						}
+						defer SetPrecision(PrecisionFP32)
+						want := append([]float32(nil), c0...)
+						got := append([]float32(nil), c0...)
+						Gemm(false, true, tc.m, tc.out, tc.in, tc.alpha, a32, lda, w32, tc.in, tc.beta, want, ldc)
+						GemmPacked(tc.m, tc.alpha, a32, lda, p32, tc.beta, got, ldc)
+						for i := range want {
+							if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+								t.Fatalf("float32 C[%d] = %v, Gemm gives %v", i, got[i], want[i])
+							}
+						}
+						want64 := append([]float64(nil), c064...)
+						got64 := append([]float64(nil), c064...)
+						Gemm(false, true, tc.m, tc.out, tc.in, float64(tc.alpha), a64, lda, w64, tc.in, float64(tc.beta), want64, ldc)
+						GemmPacked(tc.m, float64(tc.alpha), a64, lda, p64, float64(tc.beta), got64, ldc)
+						for i := range want64 {
+							if got64[i] != want64[i] {
+								t.Fatalf("float64 C[%d] = %v, Gemm gives %v", i, got64[i], want64[i])
+							}
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
+// TestPackWeightPanics: a weight shorter than [out, in] is a programmer
+// error, named at the call, not an index panic in a kernel later.
+func TestPackWeightPanics(t *testing.T) {
+	defer func() {
+		if r := recover(); r == nil {
+			t.Fatal("PackWeight of 5 floats as [2, 3] did not panic")
+		}
+	}()
+	PackWeight(make([]float32, 5), 2, 3)
+}
