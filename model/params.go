@@ -79,7 +79,7 @@ func (m *Model[T]) NumParams() int { return len(m.W) }
 // the float32 matrix kernel reads them, for a model that from now on only
 // runs inference (a server, a batch of predictions): forward passes that
 // do not train then skip re-packing every weight in every product, which
-// for a lone sample was a quarter of the CPU time (docs/performance.md).
+// for a lone sample was a fifth of the CPU time (docs/performance.md).
 // Outputs are bit-identical. It costs one more copy of the block weights
 // in memory. A training forward pass, whose weights are about to change,
 // drops the packed copies, as does loading weights into the model; call

@@ -42,7 +42,7 @@ echo "soak: romae serve (pid $server) on $addr; $DURATION at half the saturated 
 
 # BasicMotions series have 100 steps: requests of one 100-token sample.
 bin/romae bench --workload serve --serve-url "http://$addr" --serve-phases closed,soak \
-	--serve-duration 20s --serve-soak "$DURATION" --serve-max-requests 100000000 --batch 32 --tokens 100 | tee "$work/soak.jsonl"
+	--serve-duration 20s --serve-soak "$DURATION" --serve-max-requests 100000000 --batch-size 32 --tokens 100 | tee "$work/soak.jsonl"
 
 kill -TERM "$server"
 wait "$server"

@@ -134,7 +134,7 @@ var asmParallelPack = true
 
 // asmPackBParallel is asmPackB with the slivers shared out over the
 // workers. Packed on the caller alone, a weight matrix was a serial stretch
-// in every product: a third of a lone 200-token forward pass's CPU time,
+// in every product: a fifth of a lone 200-token forward pass's CPU time,
 // while the other core waited (the weights come from memory once per pass
 // and the transposing pack runs well below memory bandwidth).
 func asmPackBParallel(transB bool, b []float32, ldb, n, k int, dst []float32) {

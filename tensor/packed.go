@@ -8,7 +8,7 @@ import "fmt"
 // Every product packs its op(B) into the kernel's order itself, which for
 // a weight is work done again on every call: in a lone 200-token
 // forward pass of RoMAE-tiny, packing the weights (read from memory with
-// a transposing, strided access) was a quarter of the CPU time. A model
+// a transposing, strided access) was a fifth of the CPU time. A model
 // that only serves (model.Model.PackWeights) packs each weight once and
 // the products read the packed copy in order.
 //

@@ -79,8 +79,8 @@ func parallelChunks(n, chunks, workers, align int, fn func(lo, hi int)) {
 // pfSpin is how long a pool worker polls for the next call before it
 // sleeps, and a caller for its last chunks. A forward pass is hundreds of
 // parallel calls a few hundred µs apart; waking a sleeping goroutine
-// costs ~7 µs at each end of a call (measured on the Zen 4 KVM guest), a
-// sixth of a lone 200-token pass. Polling this long after each call costs
+// costs ~7 µs at each end of a call (measured on the Zen 4 KVM guest),
+// about a tenth of a lone 200-token pass. Polling this long after each call costs
 // at most that much CPU when no call follows.
 const pfSpin = 50 * time.Microsecond
 
