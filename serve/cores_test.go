@@ -2,11 +2,8 @@ package serve
 
 import (
 	"net/http"
-	"os"
-	"os/exec"
 	"runtime"
 	"runtime/debug"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -23,14 +20,7 @@ import (
 // GODEBUG=asyncpreemptoff=1, which the runtime reads at start, so the test
 // runs itself in a child process.
 func TestRefusalDoesNotWaitForCompute(t *testing.T) {
-	if os.Getenv("ROMAE_SERVE_TEST_CHILD") != t.Name() {
-		cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.v", "-test.count=1")
-		cmd.Env = append(os.Environ(), "ROMAE_SERVE_TEST_CHILD="+t.Name(), "GODEBUG=asyncpreemptoff=1")
-		out, err := cmd.CombinedOutput()
-		if err != nil || !strings.Contains(string(out), "--- PASS: "+t.Name()) {
-			t.Fatalf("child process: %v\n%s", err, out)
-		}
-		t.Logf("child process:\n%s", out)
+	if !inChild(t, "GODEBUG=asyncpreemptoff=1") {
 		return
 	}
 	// A collection would stop the world, which waits for the spinning

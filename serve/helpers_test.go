@@ -10,7 +10,10 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -293,3 +296,26 @@ func listen(t *testing.T) net.Listener {
 }
 
 func slogTo(w io.Writer) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }
+
+// inChild runs the calling test alone in a child process of this test
+// binary, with env added to its environment, fails unless it passes
+// there, and returns false; inside that child it returns true, and the
+// test goes on. For tests that change process-wide state or need a
+// GODEBUG setting the runtime reads only at start.
+func inChild(t *testing.T, env ...string) bool {
+	if os.Getenv("ROMAE_SERVE_TEST_CHILD") == t.Name() {
+		return true
+	}
+	parts := strings.Split(t.Name(), "/")
+	for i, p := range parts {
+		parts[i] = "^" + regexp.QuoteMeta(p) + "$"
+	}
+	cmd := exec.Command(os.Args[0], "-test.run="+strings.Join(parts, "/"), "-test.v", "-test.count=1")
+	cmd.Env = append(append(os.Environ(), "ROMAE_SERVE_TEST_CHILD="+t.Name()), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: "+t.Name()) {
+		t.Fatalf("child process: %v\n%s", err, out)
+	}
+	t.Logf("child process:\n%s", out)
+	return false
+}

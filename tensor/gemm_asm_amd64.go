@@ -71,11 +71,7 @@ func serialAsm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda
 // the chunks only differ in their rows of A and C.
 func asmParallelM(mTiles, chunks, w int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	bp := getAsmBuf(asmPackedLen(n, k))
-	if asmParallelPack {
-		asmPackBParallel(transB, b, ldb, n, k, *bp)
-	} else {
-		asmPackB(transB, b, ldb, n, k, *bp)
-	}
+	asmPackBParallel(transB, b, ldb, n, k, *bp)
 	asmComputeM(mTiles, chunks, w, transA, m, n, k, alpha, a, lda, *bp, beta, c, ldc)
 	putAsmBuf(bp)
 }
@@ -118,7 +114,7 @@ func gemmPacked32(m, n, k int, alpha float32, a []float32, lda int, bp []float32
 		return false
 	}
 	w, mTiles := workers(), (m+asmMR-1)/asmMR
-	if w == 1 || m*n*k < simdParallelFMAs {
+	if m*n*k < simdParallelFMAs {
 		w = 1
 	}
 	asmComputeM(mTiles, min(4*w, mTiles), w, false, m, n, k, alpha, a, lda, bp, beta, c, ldc)
@@ -128,34 +124,17 @@ func gemmPacked32(m, n, k int, alpha float32, a []float32, lda int, bp []float32
 // asmPackedLen is the size of op(B) packed as asmPackB lays it out.
 func asmPackedLen(n, k int) int { return (n + asmNR - 1) / asmNR * asmNR * k }
 
-// asmParallelPack makes asmParallelM pack op(B) on all the workers
-// (false: on the caller alone), a variable so benchmarks can compare both.
-var asmParallelPack = true
-
 // asmPackBParallel is asmPackB with the slivers shared out over the
 // workers. Packed on the caller alone, a weight matrix was a serial stretch
 // in every product: a fifth of a lone 200-token forward pass's CPU time,
 // while the other core waited (the weights come from memory once per pass
 // and the transposing pack runs well below memory bandwidth).
 func asmPackBParallel(transB bool, b []float32, ldb, n, k int, dst []float32) {
-	kBlocks := (k + asmKC - 1) / asmKC
-	perBlock := kBlocks * (asmNC / asmNR) // (k block, sliver) pairs of a full column block
-	units := (n / asmNC) * perBlock
-	if r := n % asmNC; r > 0 {
-		units += kBlocks * ((r + asmNR - 1) / asmNR)
-	}
 	// A sliver is up to asmKC×32 floats, several µs to pack: worth a
 	// hand-off from 4 of them.
-	ParallelFor(units, 2, func(lo, hi int) {
+	ParallelFor(asmSlivers(n, k), 2, func(lo, hi int) {
 		for u := lo; u < hi; u++ {
-			jc := u / perBlock * asmNC
-			nb := min(asmNC, n-jc)
-			sl := (nb + asmNR - 1) / asmNR
-			r := u % perBlock
-			pc, js := r/sl*asmKC, r%sl*asmNR
-			kb := min(asmKC, k-pc)
-			off := jc*k + pc*sl*asmNR + js*kb
-			packB(transB, b, ldb, pc, jc+js, kb, min(asmNR, nb-js), asmNR, dst[off:off+kb*asmNR])
+			asmPackSliver(transB, b, ldb, n, k, u, dst)
 		}
 	})
 }
@@ -164,17 +143,31 @@ func asmPackBParallel(transB bool, b []float32, ldb, n, k int, dst []float32) {
 // reads them: column blocks of asmNC, then k blocks of asmKC, then 32-wide
 // slivers of kb×32 floats.
 func asmPackB(transB bool, b []float32, ldb, n, k int, dst []float32) {
-	off := 0
-	for jc := 0; jc < n; jc += asmNC {
-		nb := min(asmNC, n-jc)
-		for pc := 0; pc < k; pc += asmKC {
-			kb := min(asmKC, k-pc)
-			for js := 0; js < nb; js += asmNR {
-				packB(transB, b, ldb, pc, jc+js, kb, min(asmNR, nb-js), asmNR, dst[off:off+kb*asmNR])
-				off += kb * asmNR
-			}
-		}
+	for u := range asmSlivers(n, k) {
+		asmPackSliver(transB, b, ldb, n, k, u, dst)
 	}
+}
+
+// asmSlivers is how many slivers asmPackB lays op(B) (k×n) out in: every
+// k block holds ⌈n/32⌉ of them (asmNC is a whole number of slivers).
+func asmSlivers(n, k int) int {
+	return (k + asmKC - 1) / asmKC * ((n + asmNR - 1) / asmNR)
+}
+
+// asmPackSliver packs sliver u of asmPackB's layout into its place in dst.
+// Sliver u is column block jc, k block pc, sliver js within them, in that
+// order; a column block holds nb columns (asmNC but the last) in sl
+// slivers, and starts jc·k floats in (the blocks before it are full).
+func asmPackSliver(transB bool, b []float32, ldb, n, k, u int, dst []float32) {
+	perBlock := (k + asmKC - 1) / asmKC * (asmNC / asmNR) // slivers of a full column block
+	jc := u / perBlock * asmNC
+	nb := min(asmNC, n-jc)
+	sl := (nb + asmNR - 1) / asmNR
+	r := u % perBlock
+	pc, js := r/sl*asmKC, r%sl*asmNR
+	kb := min(asmKC, k-pc)
+	off := jc*k + pc*sl*asmNR + js*kb
+	packB(transB, b, ldb, pc, jc+js, kb, min(asmNR, nb-js), asmNR, dst[off:off+kb*asmNR])
 }
 
 // asmCompute is C = alpha·op(A)·B + beta·C with B packed by asmPackB.

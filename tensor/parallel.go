@@ -80,8 +80,8 @@ func parallelChunks(n, chunks, workers, align int, fn func(lo, hi int)) {
 // sleeps, and a caller for its last chunks. A forward pass is hundreds of
 // parallel calls a few hundred µs apart; waking a sleeping goroutine
 // costs ~7 µs at each end of a call (measured on the Zen 4 KVM guest),
-// about a tenth of a lone 200-token pass. Polling this long after each call costs
-// at most that much CPU when no call follows.
+// about a tenth of a lone 200-token pass. Polling this long after each
+// call costs at most that much CPU when no call follows.
 const pfSpin = 50 * time.Microsecond
 
 // pfTask is one ParallelFor call: chunk i is [b(i), b(i+1)) with b(i) =
@@ -159,29 +159,26 @@ var (
 )
 
 // pfNext is a worker's next call: polled for pfSpin, then waited for.
-func pfNext() (*pfTask, bool) {
+func pfNext() *pfTask {
 	for start := time.Now(); time.Since(start) < pfSpin; {
 		if len(pfQueue) > 0 {
 			select {
-			case t, ok := <-pfQueue:
-				return t, ok
+			case t := <-pfQueue:
+				return t
 			default: // another worker took it
 			}
 		}
 	}
-	t, ok := <-pfQueue
-	return t, ok
+	return <-pfQueue
 }
 
-// poolWorker is one pool goroutine: it runs tasks until the queue closes,
-// calling the SetWorkerStart hook whenever it changed since its last task.
+// poolWorker is one pool goroutine, for the life of the process (the
+// queue is never closed), calling the SetWorkerStart hook whenever it
+// changed since its last task.
 func poolWorker() {
 	var seen int64
 	for {
-		t, ok := pfNext()
-		if !ok {
-			return
-		}
+		t := pfNext()
 		if g := workerStartGen.Load(); g != seen {
 			seen = g
 			if f := workerStart.Load(); f != nil {
