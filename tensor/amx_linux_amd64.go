@@ -10,6 +10,8 @@ package tensor
 //	   padded with zeros to a multiple of 32, pairs to a multiple of 16
 //	B: the VDPBF16PS path's 32-column slivers ([pair][32] uint32, which
 //	   is the VNNI layout TDPBF16PS wants), pairs zero-padded likewise
+//	   (bfLayout{amxKC, 16}; packed once per product and shared by the
+//	   workers, or once per weight by PackWeight)
 //
 // It is used only when CPUID reports AMX-TILE and AMX-BF16, XCR0 shows
 // the OS saving tile state, and Linux granted this process the tile-data
@@ -61,7 +63,7 @@ const (
 var amxKernel = amxTile32
 
 // Set in a variable initialiser, which runs before dispatch.go's init.
-var _ = func() bool { amxSerial = serialAMX; return true }()
+var _ = func() bool { amxCompute = amxComputePacked; return true }()
 
 // amxStatus asks Linux for the tile-data permission when the CPU and OS
 // support AMX, and says whether the back end may be used.
@@ -84,7 +86,7 @@ func amxStatus(c CPUInfo) string {
 	return "usable"
 }
 
-// amxBuf is one core's packing space and partial-tile buffer, recycled
+// amxBuf is one core's A-packing space and partial-tile buffer, recycled
 // through amxBufs (out would escape through amxKernel, a func value).
 type amxBuf struct {
 	packed []uint32
@@ -93,13 +95,13 @@ type amxBuf struct {
 
 var amxBufs = make(chan *amxBuf, 16)
 
-// serialAMX is the single-core AMX product (serial's bf16 twin, same
-// contract): B packed per (column block, k block), A per 128-row block,
-// then 32×32 tiles of C, stored by the tiles themselves where a tile is
-// whole and alpha = 1, beta ∈ {0, 1}, else through storeTile32.
-func serialAMX(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	kpMax := (amxKC/2 + 15) &^ 15
-	need := kpMax*(bfNC+amxNR) + amxMC*kpMax
+// amxComputePacked is the single-core AMX product on op(B) packed in
+// bfLayout{amxKC, 16}: A packed per 128-row block, then 32×32 tiles of C,
+// stored by the tiles themselves where a tile is whole and alpha = 1,
+// beta ∈ {0, 1}, else through storeTile32.
+func amxComputePacked(transA bool, m, n, k int, alpha float32, a []float32, lda int, bpk []uint32, beta float32, c []float32, ldc int) {
+	layout := bfLayout{amxKC, 16}
+	need := amxMC * layout.pairs(amxKC)
 	var bufp *amxBuf
 	select {
 	case bufp = <-amxBufs:
@@ -109,18 +111,15 @@ func serialAMX(transA, transB bool, m, n, k int, alpha float32, a []float32, lda
 	if len(bufp.packed) < need {
 		bufp.packed = make([]uint32, need)
 	}
-	buf, out := bufp.packed, &bufp.out
-	bbuf, abuf := buf[:kpMax*(bfNC+amxNR)], buf[kpMax*(bfNC+amxNR):need]
+	abuf, out := bufp.packed[:need], &bufp.out
+	off := 0
 	for jc := 0; jc < n; jc += bfNC {
 		nb := min(bfNC, n-jc)
 		for pc := 0; pc < k; pc += amxKC {
 			kb := min(amxKC, k-pc)
-			kpad := (kp(kb) + 15) &^ 15
-			for s, js := 0, 0; js < nb; s, js = s+1, js+amxNR {
-				d := bbuf[s*kpad*amxNR : (s+1)*kpad*amxNR]
-				packBF16B(transB, b, ldb, pc, jc+js, kb, min(amxNR, nb-js), d)
-				clear(d[kp(kb)*amxNR:])
-			}
+			kpad := layout.pairs(kb)
+			bbuf := bpk[off:]
+			off += (nb + amxNR - 1) / amxNR * amxNR * kpad
 			bet := beta
 			if pc > 0 {
 				bet = 1

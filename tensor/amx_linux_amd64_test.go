@@ -7,6 +7,8 @@
 package tensor
 
 import (
+	"math"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"strings"
@@ -91,7 +93,56 @@ func TestAMXDriverEmulated(t *testing.T) {
 		default:
 		}
 	}
+	poisonBF16Bufs()
 	checkBF16Gemm(t)
+}
+
+// poisonBF16Bufs fills the recycled op(B) buffers with NaN pairs, so a
+// sliver whose k padding is not zeroed turns results into NaN.
+func poisonBF16Bufs() {
+	for range cap(bf16Bufs) {
+		b := make([]uint32, 1<<20)
+		for i := range b {
+			b[i] = 0x7FC07FC0
+		}
+		bf16Bufs.put(&b)
+	}
+}
+
+// TestAMXPackedWeightEmulated: weights packed once for AMX (PackWeight)
+// give GemmPacked exactly Gemm's result on the AMX kernel, tiles emulated
+// in Go, for the model's shapes and odd ones (an odd k block, n over one
+// column block, rows short of a tile).
+func TestAMXPackedWeightEmulated(t *testing.T) {
+	if !BF16Supported() {
+		t.Skip("no bf16 path here (the AMX packing shares its assembly)")
+	}
+	prevK, prevKernel := bf16Kernel.Load(), amxKernel
+	defer func() { bf16Kernel.Store(prevK); amxKernel = prevKernel }()
+	amxKernel = emulateAMXTile32
+	bf16Kernel.Store(bf16AMX)
+	if err := SetPrecision(PrecisionBF16); err != nil {
+		t.Fatal(err)
+	}
+	defer SetPrecision(PrecisionFP32)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, s := range []struct{ m, out, in int }{{200, 540, 180}, {200, 180, 720}, {1, 20, 180}, {45, 800, 131}} {
+		w := to32(randSlice(rng, s.out*s.in))
+		a := to32(randSlice(rng, s.m*s.in))
+		p := PackWeight(w, s.out, s.in)
+		if len(p.packedBF) != (bfLayout{amxKC, 16}).size(s.out, s.in) || p.bfKernel != bf16AMX {
+			t.Fatalf("%+v: packed %d pairs for kernel %d, want AMX's layout", s, len(p.packedBF), p.bfKernel)
+		}
+		poisonBF16Bufs()
+		want, got := make([]float32, s.m*s.out), make([]float32, s.m*s.out)
+		Gemm(false, true, s.m, s.out, s.in, 1, a, s.in, w, s.in, 0, want, s.out)
+		GemmPacked(s.m, 1, a, s.in, p, 0, got, s.out)
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) || math.IsNaN(float64(got[i])) {
+				t.Fatalf("%+v: C[%d] = %v, Gemm gives %v", s, i, got[i], want[i])
+			}
+		}
+	}
 }
 
 // TestAMXEncoding disassembles amxTile32 from this test binary with GNU

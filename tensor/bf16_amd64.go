@@ -292,33 +292,188 @@ func packBF16A(transA bool, a []float32, lda, ic, pc, mb, kb int, d []uint32) (a
 	return bfMR * 4, 4
 }
 
-// bf16Bufs recycles packing buffers (see packBufs).
-var bf16Bufs = make(chan *[]uint32, 16)
+var bf16Bufs = make(bufPool[uint32], 32)
 
-var bf16BufLen = bfKC/2*(bfNC+bfNR) + bfMC*bfKC/2
+// bfLayout is how a bf16 kernel reads op(B) (k×n) packed: column blocks
+// of bfNC, then k blocks of kc, then 32-wide slivers of a k block's pairs
+// ([pair][32] uint32, packBF16B's order), each sliver's pairs zero-padded
+// to a multiple of pad (AMX tiles load 16 pairs at a time).
+type bfLayout struct{ kc, pad int }
 
-// serialBF16 is serial's bf16 twin: same contract, one core.
-func serialBF16(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	var bufp *[]uint32
-	select {
-	case bufp = <-bf16Bufs:
-	default:
-		bufp = new([]uint32)
+// bfDriver is a bf16 kernel's product on op(B) packed in its layout
+// (bfCompute, amxCompute), and the rows of C that kernel computes at once
+// (the row chunks of an M split are whole multiples of it).
+type bfDriver struct {
+	layout  bfLayout
+	rows    int
+	compute bfComputeFunc
+}
+
+// bfDriverFor is kernel kern's driver; ok false for the fp32 kernel, or
+// AMX in a build without it.
+func bfDriverFor(kern int32) (d bfDriver, ok bool) {
+	switch kern {
+	case bf16DPBF16:
+		return bfDriver{bfLayout{bfKC, 1}, bfMR, bfCompute}, true
+	case bf16AMX:
+		if amxCompute != nil {
+			return bfDriver{bfLayout{amxKC, 16}, 32, amxCompute}, true
+		}
 	}
-	if len(*bufp) < bf16BufLen {
-		*bufp = make([]uint32, bf16BufLen)
+	return bfDriver{}, false
+}
+
+// pairs is how many pairs a sliver of a kb-deep k block holds.
+func (l bfLayout) pairs(kb int) int { return (kp(kb) + l.pad - 1) / l.pad * l.pad }
+
+// colPairs is the pairs of all k blocks of one sliver column.
+func (l bfLayout) colPairs(k int) int {
+	n := k / l.kc * l.pairs(l.kc)
+	if r := k % l.kc; r > 0 {
+		n += l.pairs(r)
 	}
-	buf := *bufp
-	bbuf, abuf := buf[:bfKC/2*(bfNC+bfNR)], buf[bfKC/2*(bfNC+bfNR):]
+	return n
+}
+
+// size is the packed op(B)'s length in pairs.
+func (l bfLayout) size(n, k int) int { return (n + bfNR - 1) / bfNR * bfNR * l.colPairs(k) }
+
+// slivers is how many slivers op(B) is packed in.
+func (l bfLayout) slivers(n, k int) int {
+	return (k + l.kc - 1) / l.kc * ((n + bfNR - 1) / bfNR)
+}
+
+// packSliver packs sliver u into its place in dst: column block jc, k
+// block pc, sliver js within them, in that order (asmPackSliver's order).
+// Column blocks before jc are full (bfNC columns), and so are the k
+// blocks before pc.
+func (l bfLayout) packSliver(transB bool, b []float32, ldb, n, k, u int, dst []uint32) {
+	perBlock := (k + l.kc - 1) / l.kc * (bfNC / bfNR) // slivers of a full column block
+	jc := u / perBlock * bfNC
+	nb := min(bfNC, n-jc)
+	sl := (nb + bfNR - 1) / bfNR
+	r := u % perBlock
+	pc, js := r/sl*l.kc, r%sl*bfNR
+	kb := min(l.kc, k-pc)
+	off := jc*l.colPairs(k) + pc/l.kc*l.pairs(l.kc)*sl*bfNR + js*l.pairs(kb)
+	d := dst[off : off+l.pairs(kb)*bfNR]
+	packBF16B(transB, b, ldb, pc, jc+js, kb, min(bfNR, nb-js), d)
+	clear(d[kp(kb)*bfNR:])
+}
+
+// pack packs all of op(B) on one core.
+func (l bfLayout) pack(transB bool, b []float32, ldb, n, k int, dst []uint32) {
+	for u := range l.slivers(n, k) {
+		l.packSliver(transB, b, ldb, n, k, u, dst)
+	}
+}
+
+// packParallel is pack with the slivers shared out over the workers.
+func (l bfLayout) packParallel(transB bool, b []float32, ldb, n, k int, dst []uint32) {
+	ParallelFor(l.slivers(n, k), 2, func(lo, hi int) {
+		for u := lo; u < hi; u++ {
+			l.packSliver(transB, b, ldb, n, k, u, dst)
+		}
+	})
+}
+
+// serialBF16 is serialAsm's twin on bf16 kernel kern: same contract, one
+// core; op(B) packed one k block at a time and used while that block is
+// in L2.
+func serialBF16(kern int32, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	d, _ := bfDriverFor(kern)
+	kc := d.layout.kc
+	bp := bf16Bufs.get(d.layout.size(n, min(k, kc)))
+	for pc := 0; pc < k; pc += kc {
+		kb := min(kc, k-pc)
+		aOff, bOff := pc, pc*ldb
+		if transA {
+			aOff = pc * lda
+		}
+		if transB {
+			bOff = pc
+		}
+		bet := beta
+		if pc > 0 {
+			bet = 1
+		}
+		d.layout.pack(transB, b[bOff:], ldb, n, kb, *bp)
+		d.compute(transA, m, n, kb, alpha, a[aOff:], lda, *bp, bet, c, ldc)
+	}
+	bf16Bufs.put(bp)
+}
+
+// bfParallelM is asmParallelM on bf16 kernel kern: op(B) rounded and
+// packed once, on all workers, and shared by the row chunks. Packed per
+// chunk, every worker rounded the whole weight matrix again.
+func bfParallelM(kern int32, w int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	d, _ := bfDriverFor(kern)
+	bp := bf16Bufs.get(d.layout.size(n, k))
+	d.layout.packParallel(transB, b, ldb, n, k, *bp)
+	d.computeM(w, transA, m, n, k, alpha, a, lda, *bp, beta, c, ldc)
+	bf16Bufs.put(bp)
+}
+
+// computeM is compute split over w workers in row chunks of whole
+// multiples of d.rows, all reading the same packed op(B); 4 chunks per
+// worker, so a core slowed by another process just takes fewer of them.
+func (d bfDriver) computeM(w int, transA bool, m, n, k int, alpha float32, a []float32, lda int, bp []uint32, beta float32, c []float32, ldc int) {
+	units := (m + d.rows - 1) / d.rows
+	parallelChunks(units, min(4*w, units), w, 0, func(lo, hi int) {
+		i0, i1 := lo*d.rows, min(hi*d.rows, m)
+		aOff := i0 * lda
+		if transA {
+			aOff = i0
+		}
+		d.compute(transA, i1-i0, n, k, alpha, a[aOff:], lda, bp, beta, c[i0*ldc:], ldc)
+	})
+}
+
+// packWeightBF16 is PackWeight's bf16 layout: op(B) = Wᵀ rounded and
+// packed for the bf16 kernel products run on now, and that kernel; nil
+// when they run on none.
+func packWeightBF16(w []float32, n, k int) ([]uint32, int32) {
+	kern := bf16KernelNow()
+	d, ok := bfDriverFor(kern)
+	if !ok {
+		return nil, kern
+	}
+	bp := make([]uint32, d.layout.size(n, k))
+	d.layout.packParallel(true, w, k, n, k, bp)
+	return bp, kern
+}
+
+// gemmPackedBF16 is GemmPacked on a bf16 layout: the M split without the
+// pack. False when products do not run on kernel kern (the one bp was
+// packed for) now.
+func gemmPackedBF16(kern int32, m, n, k int, alpha float32, a []float32, lda int, bp []uint32, beta float32, c []float32, ldc int) bool {
+	d, ok := bfDriverFor(kern)
+	if !ok || bf16KernelNow() != kern {
+		return false
+	}
+	w := workers()
+	if m*n*k < simdParallelFMAs {
+		w = 1
+	}
+	d.computeM(w, false, m, n, k, alpha, a, lda, bp, beta, c, ldc)
+	return true
+}
+
+// bfCompute is C = alpha·op(A)·B + beta·C on VDPBF16PS, op(B) packed in
+// its bfLayout. op(A) is rounded and packed once per k block
+// and 128-row block, and reused by every sliver.
+func bfCompute(transA bool, m, n, k int, alpha float32, a []float32, lda int, bpk []uint32, beta float32, c []float32, ldc int) {
+	abp := bf16Bufs.get(bfMC * bfKC / 2)
+	abuf := *abp
 	var out [256]float32
+	off := 0
 	for jc := 0; jc < n; jc += bfNC {
 		nb := min(bfNC, n-jc)
 		for pc := 0; pc < k; pc += bfKC {
 			kb := min(bfKC, k-pc)
-			kp := (kb + 1) / 2
-			for s, js := 0, 0; js < nb; s, js = s+1, js+bfNR {
-				packBF16B(transB, b, ldb, pc, jc+js, kb, min(bfNR, nb-js), bbuf[s*kp*bfNR:])
-			}
+			kp := kp(kb)
+			bbuf := bpk[off:]
+			off += (nb + bfNR - 1) / bfNR * bfNR * kp
 			bet := beta
 			if pc > 0 {
 				bet = 1
@@ -348,10 +503,7 @@ func serialBF16(transA, transB bool, m, n, k int, alpha float32, a []float32, ld
 			}
 		}
 	}
-	select {
-	case bf16Bufs <- bufp:
-	default:
-	}
+	bf16Bufs.put(abp)
 }
 
 // bf16Backend is the back end that runs products while precision is bf16:
@@ -366,18 +518,12 @@ func bf16Backend() Backend {
 // sgemmBF16 runs one single-core product on the chosen bf16 kernel;
 // false: the kernel is the fp32 one (the caller goes on in float32).
 func sgemmBF16(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) bool {
-	if !hasBF16 {
+	kern := bf16KernelNow()
+	if _, ok := bfDriverFor(kern); !ok {
 		return false
 	}
-	switch bf16Kernel.Load() {
-	case bf16AMX:
-		amxSerial(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-		return true
-	case bf16DPBF16:
-		serialBF16(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-		return true
-	}
-	return false
+	serialBF16(kern, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	return true
 }
 
 // amxKC is the AMX back end's k block: its 32-row A panel in a quarter

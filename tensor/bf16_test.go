@@ -43,7 +43,8 @@ func checkBF16Gemm(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
 	type sh struct{ m, n, k, batch int }
 	shapes := []sh{{1, 1, 1, 1}, {3, 5, 7, 1}, {8, 32, 2, 1}, {9, 33, 17, 1}, {37, 70, 513, 1},
-		{200, 180, 180, 1}, {130, 45, 1030, 1}, {20, 33, 5000, 1}, {21, 19, 13, 5}, {201, 60, 201, 4}}
+		{200, 180, 180, 1}, {130, 45, 1030, 1}, {20, 33, 5000, 1}, {21, 19, 13, 5}, {201, 60, 201, 4},
+		{40, 800, 523, 1}} // M split with op(B) packed once: two column blocks, an odd last k block
 	for _, s := range shapes {
 		for _, tA := range []bool{false, true} {
 			for _, tB := range []bool{false, true} {

@@ -49,20 +49,33 @@ func chooseBF16(c CPUInfo) int32 {
 	return bf16OnFP32
 }
 
+// bf16KernelNow is the kernel float32 products run on now: bf16OnFP32
+// while the precision is fp32 or the CPU has no bf16 path.
+func bf16KernelNow() int32 {
+	if !bf16On.Load() || !BF16Supported() {
+		return bf16OnFP32
+	}
+	return bf16Kernel.Load()
+}
+
 // bf16KernelSupported tells which bf16 kernels this build and CPU run.
 func bf16KernelSupported(k int32) bool {
 	switch k {
 	case bf16AMX:
-		return amxSerial != nil && cpuInfo.AMX == "usable" && BF16Supported()
+		return amxCompute != nil && cpuInfo.AMX == "usable" && BF16Supported()
 	case bf16DPBF16:
 		return BF16Supported()
 	}
 	return true
 }
 
-// amxSerial is the AMX back end's single-core product, set by the AMX
-// file in builds that have it (linux/amd64 with GOEXPERIMENT=simd).
-var amxSerial func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int)
+// bfComputeFunc is a bf16 kernel's single-core product C = alpha·op(A)·B
+// + beta·C with op(B) already rounded and packed in the kernel's layout.
+type bfComputeFunc func(transA bool, m, n, k int, alpha float32, a []float32, lda int, bpk []uint32, beta float32, c []float32, ldc int)
+
+// amxCompute is the AMX back end's product, set by the AMX file in builds
+// that have it (linux/amd64 with GOEXPERIMENT=simd).
+var amxCompute bfComputeFunc
 
 // setBF16Kernel is SetBackend for the bf16 kernel names.
 func setBF16Kernel(name string) (found bool, err error) {

@@ -39,7 +39,7 @@ var simdAsmKernel = true
 // by packAT8 first), a variable so benchmarks can compare both.
 var asmDirectAT = true
 
-var asmBufs = make(chan *[]float32, 32)
+var asmBufs = make(bufPool[float32], 32)
 
 // serialAsm is serial on the assembly kernel: for each k block, pack that
 // block of op(B), then compute with it. Packing block by block rather
@@ -47,7 +47,7 @@ var asmBufs = make(chan *[]float32, 32)
 // that follows; for the weight gradients (k = batch × tokens) op(B) is
 // megabytes and, packed whole, came back from memory.
 func serialAsm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	bp := getAsmBuf(asmPackedLen(n, min(k, asmKC)))
+	bp := asmBufs.get(asmPackedLen(n, min(k, asmKC)))
 	for pc := 0; pc < k; pc += asmKC {
 		kb := min(asmKC, k-pc)
 		aOff, bOff := pc, pc*ldb
@@ -64,16 +64,16 @@ func serialAsm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda
 		asmPackB(transB, b[bOff:], ldb, n, kb, *bp)
 		asmCompute(transA, m, n, kb, alpha, a[aOff:], lda, *bp, bet, c, ldc)
 	}
-	putAsmBuf(bp)
+	asmBufs.put(bp)
 }
 
 // asmParallelM is the M-split product with op(B) packed once and shared:
 // the chunks only differ in their rows of A and C.
 func asmParallelM(mTiles, chunks, w int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	bp := getAsmBuf(asmPackedLen(n, k))
+	bp := asmBufs.get(asmPackedLen(n, k))
 	asmPackBParallel(transB, b, ldb, n, k, *bp)
 	asmComputeM(mTiles, chunks, w, transA, m, n, k, alpha, a, lda, *bp, beta, c, ldc)
-	putAsmBuf(bp)
+	asmBufs.put(bp)
 }
 
 // asmComputeM is asmCompute split over the workers in chunks of whole
@@ -90,9 +90,9 @@ func asmComputeM(mTiles, chunks, w int, transA bool, m, n, k int, alpha float32,
 }
 
 // asmActive says whether float32 products run on fma8x32 now: the avx512
-// back end with the assembly kernel, and bf16 products off.
+// back end with the assembly kernel, and no bf16 kernel in use.
 func asmActive() bool {
-	return f32Backend() == Backend(avx512Backend) && simdAsmKernel && !bf16On.Load()
+	return f32Backend() == Backend(avx512Backend) && simdAsmKernel && bf16KernelNow() == bf16OnFP32
 }
 
 // packWeight32 is PackWeight's float32 layout: op(B) = Wᵀ as asmPackB
@@ -172,7 +172,7 @@ func asmPackSliver(transB bool, b []float32, ldb, n, k, u int, dst []float32) {
 
 // asmCompute is C = alpha·op(A)·B + beta·C with B packed by asmPackB.
 func asmCompute(transA bool, m, n, k int, alpha float32, a []float32, lda int, bpk []float32, beta float32, c []float32, ldc int) {
-	abp := getAsmBuf(asmMC * asmKC)
+	abp := asmBufs.get(asmMC * asmKC)
 	abuf := *abp
 	var out [256]float32
 	off := 0
@@ -233,27 +233,32 @@ func asmCompute(transA bool, m, n, k int, alpha float32, a []float32, lda int, b
 			}
 		}
 	}
-	putAsmBuf(abp)
+	asmBufs.put(abp)
 }
 
-// getAsmBuf/putAsmBuf recycle float32 buffers of at least n elements.
-func getAsmBuf(n int) *[]float32 {
-	var p *[]float32
+// bufPool recycles scratch slices (packed operands). A channel rather than
+// a sync.Pool so a GC cycle does not throw them away: steady-state
+// training allocates nothing.
+type bufPool[E any] chan *[]E
+
+// get is a slice of n elements, contents undefined.
+func (p bufPool[E]) get(n int) *[]E {
+	var b *[]E
 	select {
-	case p = <-asmBufs:
+	case b = <-p:
 	default:
-		p = new([]float32)
+		b = new([]E)
 	}
-	if cap(*p) < n {
-		*p = make([]float32, n)
+	if cap(*b) < n {
+		*b = make([]E, n)
 	}
-	*p = (*p)[:n]
-	return p
+	*b = (*b)[:n]
+	return b
 }
 
-func putAsmBuf(p *[]float32) {
+func (p bufPool[E]) put(b *[]E) {
 	select {
-	case asmBufs <- p:
+	case p <- b:
 	default:
 	}
 }

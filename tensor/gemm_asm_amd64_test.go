@@ -112,9 +112,11 @@ func TestAsmPackBParallel(t *testing.T) {
 	}
 }
 
-// TestPackWeightUsesKernelLayout: with the avx512 back end on fp32,
-// PackWeight really packs (TestGemmPacked would pass on the fallback
-// alone), and under another back end it keeps no packed copy.
+// TestPackWeightUsesKernelLayout: PackWeight really packs for the kernel
+// the products run on (TestGemmPacked would pass on the fallback alone):
+// fp32 order on the avx512 back end, bf16 pairs for VDPBF16PS and for AMX
+// (padded to 16 pairs), the fp32 order again where bf16 products run on the
+// fp32 kernel; under another back end it keeps no packed copy.
 func TestPackWeightUsesKernelLayout(t *testing.T) {
 	if !hasAVX512 {
 		t.Skip("the packed layout is the avx512 kernel's; this CPU lacks AVX-512")
@@ -131,9 +133,36 @@ func TestPackWeightUsesKernelLayout(t *testing.T) {
 	for _, be := range Backends() {
 		if be != Backend(avx512Backend) {
 			SetBackend(be.Name())
-			if p := PackWeight(w, 720, 180); p.packed != nil {
+			if p := PackWeight(w, 720, 180); p.packed != nil || p.packedBF != nil {
 				t.Fatalf("%s: packed a copy no product reads", be.Name())
 			}
+		}
+	}
+	// bf16: rounded pairs in the layout of the kernel the products run on.
+	if !BF16Supported() {
+		return
+	}
+	prevKernel := bf16Kernel.Load()
+	defer bf16Kernel.Store(prevKernel)
+	defer SetPrecision(PrecisionFP32)
+	SetPrecision(PrecisionBF16)
+	for _, kern := range []int32{bf16DPBF16, bf16AMX, bf16OnFP32} {
+		bf16Kernel.Store(kern)
+		p := PackWeight(w, 720, 180)
+		wantBF, want32 := 0, 0
+		switch kern {
+		case bf16DPBF16:
+			wantBF = bfLayout{bfKC, 1}.size(720, 180)
+		case bf16AMX: // packing needs no tiles; the tile product is not run here
+			if amxCompute != nil {
+				wantBF = bfLayout{amxKC, 16}.size(720, 180)
+			}
+		case bf16OnFP32: // products run on the fp32 kernel
+			want32 = asmPackedLen(720, 180)
+		}
+		if len(p.packedBF) != wantBF || len(p.packed) != want32 {
+			t.Fatalf("bf16 on %s: packed %d pairs and %d floats, want %d and %d",
+				bf16KernelNames[kern], len(p.packedBF), len(p.packed), wantBF, want32)
 		}
 	}
 }

@@ -67,17 +67,23 @@ func (s *simdBackend) Sgemm(transA, transB bool, m, n, k int, alpha float32, a [
 	}
 	mTiles, nTiles := (m+mr-1)/mr, (n+s.nr-1)/s.nr
 	if mTiles >= 2*w || mTiles >= nTiles {
-		// Each chunk packs all of op(B). When that is small (a weight
-		// matrix, the usual case here), cut 4 chunks per worker so a core
-		// slowed by another process just takes fewer of them.
-		chunks := min(w, mTiles)
-		if k*n <= 1<<18 && !bf16On.Load() {
-			chunks = min(4*w, mTiles)
-		}
-		if mr == asmMR && !bf16On.Load() && k*n <= 1<<20 {
-			// op(B) packed once and shared by all chunks.
-			asmParallelM(mTiles, chunks, w, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		kern := bf16KernelNow()
+		if mr == asmMR && k*n <= 1<<20 {
+			// On the avx512 kernels (fp32 FMA, VDPBF16PS, AMX) op(B) is
+			// packed once, on all workers, and shared by the row chunks.
+			if kern == bf16OnFP32 {
+				asmParallelM(mTiles, min(4*w, mTiles), w, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+			} else {
+				bfParallelM(kern, w, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+			}
 			return
+		}
+		// Otherwise each chunk packs all of op(B). When that is small, cut
+		// 4 chunks per worker so a core slowed by another process just
+		// takes fewer of them (not where each chunk rounds it to bf16).
+		chunks := min(w, mTiles)
+		if k*n <= 1<<18 && kern == bf16OnFP32 {
+			chunks = min(4*w, mTiles)
 		}
 		parallelChunks(mTiles, chunks, w, 0, func(lo, hi int) {
 			i0, i1 := lo*mr, min(hi*mr, m)

@@ -12,14 +12,20 @@ import "fmt"
 // that only serves (model.Model.PackWeights) packs each weight once and
 // the products read the packed copy in order.
 //
-// Where the float32 product does not run on the packed layout (float64,
-// bf16 products, a back end other than the avx512 kernel, or a build
-// without it) GemmPacked falls back to W as stored, so a PackedWeight is
-// always correct to use.
+// W is packed for the kernel the float32 products run on when PackWeight
+// is called: the fp32 FMA kernel's order, or for bf16 products (VDPBF16PS,
+// AMX) rounded to bf16 pairs in that kernel's order, so a bf16 pass does
+// not round the weights again either. Where the products do not run on
+// that kernel when GemmPacked is called (float64, the precision, bf16
+// kernel or back end changed since, a back end other than avx512, or a
+// build without it) GemmPacked falls back to W as stored, so a
+// PackedWeight is always correct to use.
 type PackedWeight[T Float] struct {
-	w       []T // as stored, [out, in]
-	out, in int
-	packed  []float32 // op(B) = Wᵀ in the kernel's order; nil: none
+	w        []T // as stored, [out, in]
+	out, in  int
+	packed   []float32 // op(B) = Wᵀ in the fp32 kernel's order; nil: none
+	packedBF []uint32  // op(B) = Wᵀ as bf16 pairs in bfKernel's order; nil: none
+	bfKernel int32     // the bf16 kernel packedBF is laid out for
 }
 
 // PackWeight packs w [out, in] (row-major, as a Linear layer stores it).
@@ -31,6 +37,9 @@ func PackWeight[T Float](w []T, out, in int) *PackedWeight[T] {
 	p := &PackedWeight[T]{w: w[:out*in], out: out, in: in}
 	if is32[T]() {
 		p.packed = packWeight32(as32(p.w), out, in)
+		if p.packed == nil {
+			p.packedBF, p.bfKernel = packWeightBF16(as32(p.w), out, in)
+		}
 	}
 	return p
 }
@@ -44,9 +53,13 @@ func (p *PackedWeight[T]) Shape() (out, in int) { return p.out, p.in }
 func GemmPacked[T Float](m int, alpha T, a []T, lda int, w *PackedWeight[T], beta T, c []T, ldc int) {
 	n, k := w.out, w.in
 	checkGemm("GemmPacked", false, true, m, n, k, len(a), lda, len(w.w), k, len(c), ldc)
-	if m > 0 && alpha != 0 && w.packed != nil && is32[T]() &&
-		gemmPacked32(m, n, k, float32(alpha), as32(a), lda, w.packed, float32(beta), as32(c), ldc) {
-		return
+	if m > 0 && alpha != 0 && is32[T]() {
+		switch {
+		case w.packed != nil && gemmPacked32(m, n, k, float32(alpha), as32(a), lda, w.packed, float32(beta), as32(c), ldc):
+			return
+		case w.packedBF != nil && gemmPackedBF16(w.bfKernel, m, n, k, float32(alpha), as32(a), lda, w.packedBF, float32(beta), as32(c), ldc):
+			return
+		}
 	}
 	Gemm(false, true, m, n, k, alpha, a, lda, w.w, k, beta, c, ldc)
 }

@@ -10,3 +10,9 @@ func packWeight32(w []float32, n, k int) []float32 { return nil }
 func gemmPacked32(m, n, k int, alpha float32, a []float32, lda int, bp []float32, beta float32, c []float32, ldc int) bool {
 	return false
 }
+
+func packWeightBF16(w []float32, n, k int) ([]uint32, int32) { return nil, 0 }
+
+func gemmPackedBF16(kern int32, m, n, k int, alpha float32, a []float32, lda int, bp []uint32, beta float32, c []float32, ldc int) bool {
+	return false
+}

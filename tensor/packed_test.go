@@ -12,9 +12,10 @@ import (
 // every call, the k blocks are summed in the same order, and only the
 // pack is skipped. It runs on every back end and both precisions, packing
 // under one setting and multiplying under each (a served model's weights
-// are packed once; a later SetBackend or SetPrecision must still give
-// right answers), with strides wider than the matrices, both betas, and
-// the model's shapes next to odd ones.
+// are packed once, rounded to bf16 if packed under bf16; a later
+// SetBackend or SetPrecision must still give right answers), with strides
+// wider than the matrices, both betas, and the model's shapes next to odd
+// ones.
 func TestGemmPacked(t *testing.T) {
 	prevBackend := BackendName()
 	defer SetBackend(prevBackend)
@@ -45,37 +46,42 @@ func TestGemmPacked(t *testing.T) {
 		a32, c0 := to32(randSlice(rng, tc.m*lda)), to32(randSlice(rng, tc.m*ldc))
 		a64, c064 := randSlice(rng, tc.m*lda), randSlice(rng, tc.m*ldc)
 		for _, packBE := range Backends() {
-			SetBackend(packBE.Name())
-			p32 := PackWeight(w32, tc.out, tc.in)
-			p64 := PackWeight(w64, tc.out, tc.in)
-			for _, be := range Backends() {
-				for _, prec := range precisions {
-					name := fmt.Sprintf("m%d_%dx%d_packed-%s_run-%s-%s", tc.m, tc.out, tc.in, packBE.Name(), be.Name(), prec)
-					t.Run(name, func(t *testing.T) {
-						SetBackend(be.Name())
-						if err := SetPrecision(prec); err != nil {
-							t.Fatal(err)
-						}
-						defer SetPrecision(PrecisionFP32)
-						want := append([]float32(nil), c0...)
-						got := append([]float32(nil), c0...)
-						Gemm(false, true, tc.m, tc.out, tc.in, tc.alpha, a32, lda, w32, tc.in, tc.beta, want, ldc)
-						GemmPacked(tc.m, tc.alpha, a32, lda, p32, tc.beta, got, ldc)
-						for i := range want {
-							if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-								t.Fatalf("float32 C[%d] = %v, Gemm gives %v", i, got[i], want[i])
+			for _, packPrec := range precisions {
+				SetBackend(packBE.Name())
+				if err := SetPrecision(packPrec); err != nil {
+					t.Fatal(err)
+				}
+				p32 := PackWeight(w32, tc.out, tc.in)
+				p64 := PackWeight(w64, tc.out, tc.in)
+				for _, be := range Backends() {
+					for _, prec := range precisions {
+						name := fmt.Sprintf("m%d_%dx%d_packed-%s-%s_run-%s-%s", tc.m, tc.out, tc.in, packBE.Name(), packPrec, be.Name(), prec)
+						t.Run(name, func(t *testing.T) {
+							SetBackend(be.Name())
+							if err := SetPrecision(prec); err != nil {
+								t.Fatal(err)
 							}
-						}
-						want64 := append([]float64(nil), c064...)
-						got64 := append([]float64(nil), c064...)
-						Gemm(false, true, tc.m, tc.out, tc.in, float64(tc.alpha), a64, lda, w64, tc.in, float64(tc.beta), want64, ldc)
-						GemmPacked(tc.m, float64(tc.alpha), a64, lda, p64, float64(tc.beta), got64, ldc)
-						for i := range want64 {
-							if got64[i] != want64[i] {
-								t.Fatalf("float64 C[%d] = %v, Gemm gives %v", i, got64[i], want64[i])
+							defer SetPrecision(PrecisionFP32)
+							want := append([]float32(nil), c0...)
+							got := append([]float32(nil), c0...)
+							Gemm(false, true, tc.m, tc.out, tc.in, tc.alpha, a32, lda, w32, tc.in, tc.beta, want, ldc)
+							GemmPacked(tc.m, tc.alpha, a32, lda, p32, tc.beta, got, ldc)
+							for i := range want {
+								if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+									t.Fatalf("float32 C[%d] = %v, Gemm gives %v", i, got[i], want[i])
+								}
 							}
-						}
-					})
+							want64 := append([]float64(nil), c064...)
+							got64 := append([]float64(nil), c064...)
+							Gemm(false, true, tc.m, tc.out, tc.in, float64(tc.alpha), a64, lda, w64, tc.in, float64(tc.beta), want64, ldc)
+							GemmPacked(tc.m, float64(tc.alpha), a64, lda, p64, float64(tc.beta), got64, ldc)
+							for i := range want64 {
+								if got64[i] != want64[i] {
+									t.Fatalf("float64 C[%d] = %v, Gemm gives %v", i, got64[i], want64[i])
+								}
+							}
+						})
+					}
 				}
 			}
 		}
