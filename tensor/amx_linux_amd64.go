@@ -10,7 +10,7 @@ package tensor
 //	   padded with zeros to a multiple of 32, pairs to a multiple of 16
 //	B: the VDPBF16PS path's 32-column slivers ([pair][32] uint32, which
 //	   is the VNNI layout TDPBF16PS wants), pairs zero-padded likewise
-//	   (bfLayout{amxKC, 16}; packed once per product and shared by the
+//	   (amxLayout; packed once per product and shared by the
 //	   workers, or once per weight by PackWeight)
 //
 // It is used only when CPUID reports AMX-TILE and AMX-BF16, XCR0 shows
@@ -96,11 +96,11 @@ type amxBuf struct {
 var amxBufs = make(chan *amxBuf, 16)
 
 // amxComputePacked is the single-core AMX product on op(B) packed in
-// bfLayout{amxKC, 16}: A packed per 128-row block, then 32×32 tiles of C,
+// amxLayout: A packed per 128-row block, then 32×32 tiles of C,
 // stored by the tiles themselves where a tile is whole and alpha = 1,
 // beta ∈ {0, 1}, else through storeTile32.
 func amxComputePacked(transA bool, m, n, k int, alpha float32, a []float32, lda int, bpk []uint32, beta float32, c []float32, ldc int) {
-	layout := bfLayout{amxKC, 16}
+	layout := amxLayout
 	need := amxMC * layout.pairs(amxKC)
 	var bufp *amxBuf
 	select {

@@ -130,7 +130,7 @@ func TestAMXPackedWeightEmulated(t *testing.T) {
 		w := to32(randSlice(rng, s.out*s.in))
 		a := to32(randSlice(rng, s.m*s.in))
 		p := PackWeight(w, s.out, s.in)
-		if len(p.packedBF) != (bfLayout{amxKC, 16}).size(s.out, s.in) || p.bfKernel != bf16AMX {
+		if len(p.packedBF) != amxLayout.size(s.out, s.in) || p.bfKernel != bf16AMX {
 			t.Fatalf("%+v: packed %d pairs for kernel %d, want AMX's layout", s, len(p.packedBF), p.bfKernel)
 		}
 		poisonBF16Bufs()

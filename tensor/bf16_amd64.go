@@ -300,6 +300,13 @@ var bf16Bufs = make(bufPool[uint32], 32)
 // to a multiple of pad (AMX tiles load 16 pairs at a time).
 type bfLayout struct{ kc, pad int }
 
+// The two kernels' layouts: VDPBF16PS reads a k block's pairs as they
+// come; an AMX B tile loads 16 pairs.
+var (
+	dpbfLayout = bfLayout{bfKC, 1}
+	amxLayout  = bfLayout{amxKC, 16}
+)
+
 // bfDriver is a bf16 kernel's product on op(B) packed in its layout
 // (bfCompute, amxCompute), and the rows of C that kernel computes at once
 // (the row chunks of an M split are whole multiples of it).
@@ -314,10 +321,10 @@ type bfDriver struct {
 func bfDriverFor(kern int32) (d bfDriver, ok bool) {
 	switch kern {
 	case bf16DPBF16:
-		return bfDriver{bfLayout{bfKC, 1}, bfMR, bfCompute}, true
+		return bfDriver{dpbfLayout, bfMR, bfCompute}, true
 	case bf16AMX:
 		if amxCompute != nil {
-			return bfDriver{bfLayout{amxKC, 16}, 32, amxCompute}, true
+			return bfDriver{amxLayout, 32, amxCompute}, true
 		}
 	}
 	return bfDriver{}, false

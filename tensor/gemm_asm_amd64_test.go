@@ -152,10 +152,10 @@ func TestPackWeightUsesKernelLayout(t *testing.T) {
 		wantBF, want32 := 0, 0
 		switch kern {
 		case bf16DPBF16:
-			wantBF = bfLayout{bfKC, 1}.size(720, 180)
+			wantBF = dpbfLayout.size(720, 180)
 		case bf16AMX: // packing needs no tiles; the tile product is not run here
 			if amxCompute != nil {
-				wantBF = bfLayout{amxKC, 16}.size(720, 180)
+				wantBF = amxLayout.size(720, 180)
 			}
 		case bf16OnFP32: // products run on the fp32 kernel
 			want32 = asmPackedLen(720, 180)
