@@ -11,6 +11,7 @@ import (
 
 	"romae/data"
 	"romae/internal/gradcheck"
+	"romae/tensor"
 )
 
 // testBatch makes B samples of up to L tokens with C values and D position
@@ -803,99 +804,110 @@ func TestOfficialParityNeedsQueryAll(t *testing.T) {
 // copies go away as soon as the weights may change (a training forward
 // pass, loading weights, TransferEncoder), so no pass reads stale ones.
 // The shapes are large enough for the products to split over the cores.
+// Under bf16 too, where the weights are packed as rounded bf16 pairs.
 func TestPackWeights(t *testing.T) {
-	for _, task := range []string{TaskPretrain, TaskClassify} {
-		t.Run(task, func(t *testing.T) {
-			cfg := smallConfig(task, 2)
-			cfg.Encoder = Size{DModel: 64, Heads: 2, Depth: 2, FFN: 96}
-			cfg.Decoder = Size{DModel: 32, Heads: 1, Depth: 1, FFN: 48}
-			plain, err := New[float32](cfg, 5)
-			if err != nil {
-				t.Fatal(err)
-			}
-			packed, err := New[float32](cfg, 5)
-			if err != nil {
-				t.Fatal(err)
-			}
-			packed.PackWeights()
-			if packed.enc.packed == nil || (len(packed.dec.blocks) > 0) != (packed.dec.packed != nil) {
-				t.Fatal("PackWeights left a stack unpacked")
-			}
-			bt := testBatch(4, 50, 2, 2, false, 13)
-			mask := testMask(bt, 6)
-			run := func(m *Model[float32]) [][]float32 {
-				ws := m.NewWorkspace()
-				var outs [][]float32
-				if task == TaskPretrain {
-					if _, err := m.ForwardPretrain(ws, bt, mask, false, nil); err != nil {
-						t.Fatal(err)
+	precisions := []string{tensor.PrecisionFP32}
+	if tensor.BF16Supported() {
+		precisions = append(precisions, tensor.PrecisionBF16)
+	}
+	defer tensor.SetPrecision(tensor.PrecisionFP32)
+	for _, prec := range precisions {
+		for _, task := range []string{TaskPretrain, TaskClassify} {
+			t.Run(prec+"/"+task, func(t *testing.T) {
+				if err := tensor.SetPrecision(prec); err != nil {
+					t.Fatal(err)
+				}
+				cfg := smallConfig(task, 2)
+				cfg.Encoder = Size{DModel: 64, Heads: 2, Depth: 2, FFN: 96}
+				cfg.Decoder = Size{DModel: 32, Heads: 1, Depth: 1, FFN: 48}
+				plain, err := New[float32](cfg, 5)
+				if err != nil {
+					t.Fatal(err)
+				}
+				packed, err := New[float32](cfg, 5)
+				if err != nil {
+					t.Fatal(err)
+				}
+				packed.PackWeights()
+				if packed.enc.packed == nil || (len(packed.dec.blocks) > 0) != (packed.dec.packed != nil) {
+					t.Fatal("PackWeights left a stack unpacked")
+				}
+				bt := testBatch(4, 50, 2, 2, false, 13)
+				mask := testMask(bt, 6)
+				run := func(m *Model[float32]) [][]float32 {
+					ws := m.NewWorkspace()
+					var outs [][]float32
+					if task == TaskPretrain {
+						if _, err := m.ForwardPretrain(ws, bt, mask, false, nil); err != nil {
+							t.Fatal(err)
+						}
+						outs = append(outs, append([]float32(nil), ws.Output()...))
+						qPos := make([]float32, bt.B*3*bt.D)
+						for i := range qPos {
+							qPos[i] = float32(i%7) + 0.5
+						}
+						y, err := m.Interpolate(ws, bt, qPos, make([]bool, bt.B*3), 3)
+						if err != nil {
+							t.Fatal(err)
+						}
+						outs = append(outs, append([]float32(nil), y...))
+					} else {
+						if _, err := m.ForwardTask(ws, bt, LossOptions{}, false, nil); err != nil {
+							t.Fatal(err)
+						}
+						outs = append(outs, append([]float32(nil), ws.Output()...))
 					}
-					outs = append(outs, append([]float32(nil), ws.Output()...))
-					qPos := make([]float32, bt.B*3*bt.D)
-					for i := range qPos {
-						qPos[i] = float32(i%7) + 0.5
-					}
-					y, err := m.Interpolate(ws, bt, qPos, make([]bool, bt.B*3), 3)
+					e, err := m.Embed(ws, bt, PoolMean, nil)
 					if err != nil {
 						t.Fatal(err)
 					}
-					outs = append(outs, append([]float32(nil), y...))
-				} else {
-					if _, err := m.ForwardTask(ws, bt, LossOptions{}, false, nil); err != nil {
-						t.Fatal(err)
-					}
-					outs = append(outs, append([]float32(nil), ws.Output()...))
+					return append(outs, append([]float32(nil), e...))
 				}
-				e, err := m.Embed(ws, bt, PoolMean, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return append(outs, append([]float32(nil), e...))
-			}
-			same := func(when string) {
-				t.Helper()
-				want, got := run(plain), run(packed)
-				for o := range want {
-					for i := range want[o] {
-						if math.Float32bits(got[o][i]) != math.Float32bits(want[o][i]) {
-							t.Fatalf("%s: output %d[%d]: packed %v, plain %v", when, o, i, got[o][i], want[o][i])
+				same := func(when string) {
+					t.Helper()
+					want, got := run(plain), run(packed)
+					for o := range want {
+						for i := range want[o] {
+							if math.Float32bits(got[o][i]) != math.Float32bits(want[o][i]) {
+								t.Fatalf("%s: output %d[%d]: packed %v, plain %v", when, o, i, got[o][i], want[o][i])
+							}
 						}
 					}
 				}
-			}
-			same("packed")
+				same("packed")
 
-			// A training step on both: the packed model must drop its copies
-			// and then follow the new weights.
-			for _, m := range []*Model[float32]{plain, packed} {
-				ws := m.NewWorkspace()
-				m.ZeroGrad()
-				if task == TaskPretrain {
-					_, err = m.ForwardPretrain(ws, bt, mask, true, rand.New(rand.NewPCG(1, 2)))
-					m.BackwardPretrain(ws)
-				} else {
-					_, err = m.ForwardTask(ws, bt, LossOptions{}, true, rand.New(rand.NewPCG(1, 2)))
-					m.BackwardTask(ws)
+				// A training step on both: the packed model must drop its copies
+				// and then follow the new weights.
+				for _, m := range []*Model[float32]{plain, packed} {
+					ws := m.NewWorkspace()
+					m.ZeroGrad()
+					if task == TaskPretrain {
+						_, err = m.ForwardPretrain(ws, bt, mask, true, rand.New(rand.NewPCG(1, 2)))
+						m.BackwardPretrain(ws)
+					} else {
+						_, err = m.ForwardTask(ws, bt, LossOptions{}, true, rand.New(rand.NewPCG(1, 2)))
+						m.BackwardTask(ws)
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					for i, g := range m.G {
+						m.W[i] -= 0.1 * g
+					}
 				}
-				if err != nil {
+				if packed.enc.packed != nil || packed.dec.packed != nil {
+					t.Fatal("a training forward pass kept the packed weights")
+				}
+				same("after a training step")
+
+				packed.PackWeights()
+				if err := packed.TransferEncoder(plain); err != nil {
 					t.Fatal(err)
 				}
-				for i, g := range m.G {
-					m.W[i] -= 0.1 * g
+				if packed.enc.packed != nil {
+					t.Fatal("TransferEncoder kept the packed weights")
 				}
-			}
-			if packed.enc.packed != nil || packed.dec.packed != nil {
-				t.Fatal("a training forward pass kept the packed weights")
-			}
-			same("after a training step")
-
-			packed.PackWeights()
-			if err := packed.TransferEncoder(plain); err != nil {
-				t.Fatal(err)
-			}
-			if packed.enc.packed != nil {
-				t.Fatal("TransferEncoder kept the packed weights")
-			}
-		})
+			})
+		}
 	}
 }
