@@ -389,24 +389,11 @@ func (l bfLayout) packParallel(transB bool, b []float32, ldb, n, k int, dst []ui
 // in L2.
 func serialBF16(kern int32, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	d, _ := bfDriverFor(kern)
-	kc := d.layout.kc
-	bp := bf16Bufs.get(d.layout.size(n, min(k, kc)))
-	for pc := 0; pc < k; pc += kc {
-		kb := min(kc, k-pc)
-		aOff, bOff := pc, pc*ldb
-		if transA {
-			aOff = pc * lda
-		}
-		if transB {
-			bOff = pc
-		}
-		bet := beta
-		if pc > 0 {
-			bet = 1
-		}
+	bp := bf16Bufs.get(d.layout.size(n, min(k, d.layout.kc)))
+	forKBlocks(transA, transB, k, d.layout.kc, lda, ldb, beta, func(kb, aOff, bOff int, bet float32) {
 		d.layout.pack(transB, b[bOff:], ldb, n, kb, *bp)
 		d.compute(transA, m, n, kb, alpha, a[aOff:], lda, *bp, bet, c, ldc)
-	}
+	})
 	bf16Bufs.put(bp)
 }
 

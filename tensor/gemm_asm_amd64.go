@@ -48,8 +48,18 @@ var asmBufs = make(bufPool[float32], 32)
 // megabytes and, packed whole, came back from memory.
 func serialAsm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	bp := asmBufs.get(asmPackedLen(n, min(k, asmKC)))
-	for pc := 0; pc < k; pc += asmKC {
-		kb := min(asmKC, k-pc)
+	forKBlocks(transA, transB, k, asmKC, lda, ldb, beta, func(kb, aOff, bOff int, bet float32) {
+		asmPackB(transB, b[bOff:], ldb, n, kb, *bp)
+		asmCompute(transA, m, n, kb, alpha, a[aOff:], lda, *bp, bet, c, ldc)
+	})
+	asmBufs.put(bp)
+}
+
+// forKBlocks runs block for each k block of kc: its depth kb, where that
+// block of op(A) and op(B) starts in a and b, and the beta it applies
+// (beta for the first, 1 for the blocks that accumulate onto it).
+func forKBlocks(transA, transB bool, k, kc, lda, ldb int, beta float32, block func(kb, aOff, bOff int, bet float32)) {
+	for pc := 0; pc < k; pc += kc {
 		aOff, bOff := pc, pc*ldb
 		if transA {
 			aOff = pc * lda
@@ -61,10 +71,8 @@ func serialAsm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda
 		if pc > 0 {
 			bet = 1
 		}
-		asmPackB(transB, b[bOff:], ldb, n, kb, *bp)
-		asmCompute(transA, m, n, kb, alpha, a[aOff:], lda, *bp, bet, c, ldc)
+		block(min(kc, k-pc), aOff, bOff, bet)
 	}
-	asmBufs.put(bp)
 }
 
 // asmParallelM is the M-split product with op(B) packed once and shared:
