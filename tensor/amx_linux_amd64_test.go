@@ -74,36 +74,43 @@ func emulateAMXTile32(chunks int, a unsafe.Pointer, lda uintptr, b unsafe.Pointe
 // layouts, zero padding of rows, columns and k pairs), blocking and
 // stores on any AVX512-BF16 machine, with the tiles emulated in Go.
 func TestAMXDriverEmulated(t *testing.T) {
+	emulateAMX(t)
+	poisonBuffers()
+	checkBF16Gemm(t)
+}
+
+// emulateAMX makes the bf16 products run on the AMX driver with the tiles
+// emulated in Go until t ends (it bypasses the CPU check), or skips t
+// where the bf16 packing assembly cannot run.
+func emulateAMX(t *testing.T) {
 	if !BF16Supported() {
 		t.Skip("no bf16 path here (the AMX packing shares its assembly)")
 	}
 	prevK, prevKernel := bf16Kernel.Load(), amxKernel
-	defer func() { bf16Kernel.Store(prevK); amxKernel = prevKernel }()
+	t.Cleanup(func() { bf16Kernel.Store(prevK); amxKernel = prevKernel })
 	amxKernel = emulateAMXTile32
-	bf16Kernel.Store(bf16AMX) // bypasses the CPU check: the tiles are emulated
-	// Recycled buffers full of NaN pairs: padding that is not zeroed
-	// (rows, columns, k pairs) turns results into NaN.
+	bf16Kernel.Store(bf16AMX)
+}
+
+// poisonBuffers fills the recycled packing buffers (op(A) per core, op(B))
+// with NaN pairs: padding that is not zeroed (rows, columns, k pairs)
+// turns results into NaN.
+func poisonBuffers() {
+	const nan2 = 0x7FC07FC0
 	for range cap(amxBufs) {
 		b := &amxBuf{packed: make([]uint32, 1<<20)}
 		for i := range b.packed {
-			b.packed[i] = 0x7FC07FC0
+			b.packed[i] = nan2
 		}
 		select {
 		case amxBufs <- b:
 		default:
 		}
 	}
-	poisonBF16Bufs()
-	checkBF16Gemm(t)
-}
-
-// poisonBF16Bufs fills the recycled op(B) buffers with NaN pairs, so a
-// sliver whose k padding is not zeroed turns results into NaN.
-func poisonBF16Bufs() {
 	for range cap(bf16Bufs) {
 		b := make([]uint32, 1<<20)
 		for i := range b {
-			b[i] = 0x7FC07FC0
+			b[i] = nan2
 		}
 		bf16Bufs.put(&b)
 	}
@@ -114,13 +121,7 @@ func poisonBF16Bufs() {
 // in Go, for the model's shapes and odd ones (an odd k block, n over one
 // column block, rows short of a tile).
 func TestAMXPackedWeightEmulated(t *testing.T) {
-	if !BF16Supported() {
-		t.Skip("no bf16 path here (the AMX packing shares its assembly)")
-	}
-	prevK, prevKernel := bf16Kernel.Load(), amxKernel
-	defer func() { bf16Kernel.Store(prevK); amxKernel = prevKernel }()
-	amxKernel = emulateAMXTile32
-	bf16Kernel.Store(bf16AMX)
+	emulateAMX(t)
 	if err := SetPrecision(PrecisionBF16); err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +134,7 @@ func TestAMXPackedWeightEmulated(t *testing.T) {
 		if len(p.packedBF) != amxLayout.size(s.out, s.in) || p.bfKernel != bf16AMX {
 			t.Fatalf("%+v: packed %d pairs for kernel %d, want AMX's layout", s, len(p.packedBF), p.bfKernel)
 		}
-		poisonBF16Bufs()
+		poisonBuffers()
 		want, got := make([]float32, s.m*s.out), make([]float32, s.m*s.out)
 		Gemm(false, true, s.m, s.out, s.in, 1, a, s.in, w, s.in, 0, want, s.out)
 		GemmPacked(s.m, 1, a, s.in, p, 0, got, s.out)
