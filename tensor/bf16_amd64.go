@@ -346,26 +346,17 @@ func (l bfLayout) colPairs(k int) int {
 func (l bfLayout) size(n, k int) int { return (n + bfNR - 1) / bfNR * bfNR * l.colPairs(k) }
 
 // slivers is how many slivers op(B) is packed in.
-func (l bfLayout) slivers(n, k int) int {
-	return (k + l.kc - 1) / l.kc * ((n + bfNR - 1) / bfNR)
-}
+func (l bfLayout) slivers(n, k int) int { return sliverCount(n, k, l.kc, bfNR) }
 
-// packSliver packs sliver u into its place in dst: column block jc, k
-// block pc, sliver js within them, in that order (asmPackSliver's order).
-// Column blocks before jc are full (bfNC columns), and so are the k
-// blocks before pc.
+// packSliver packs sliver u (sliverAt) into its place in dst. Column
+// blocks before it are full (bfNC columns), and so are the k blocks
+// before its own.
 func (l bfLayout) packSliver(transB bool, b []float32, ldb, n, k, u int, dst []uint32) {
-	perBlock := (k + l.kc - 1) / l.kc * (bfNC / bfNR) // slivers of a full column block
-	jc := u / perBlock * bfNC
-	nb := min(bfNC, n-jc)
-	sl := (nb + bfNR - 1) / bfNR
-	r := u % perBlock
-	pc, js := r/sl*l.kc, r%sl*bfNR
-	kb := min(l.kc, k-pc)
-	off := jc*l.colPairs(k) + pc/l.kc*l.pairs(l.kc)*sl*bfNR + js*l.pairs(kb)
-	d := dst[off : off+l.pairs(kb)*bfNR]
-	packBF16B(transB, b, ldb, pc, jc+js, kb, min(bfNR, nb-js), d)
-	clear(d[kp(kb)*bfNR:])
+	s := sliverAt(u, n, k, l.kc, bfNC, bfNR)
+	off := s.jc*l.colPairs(k) + s.pc/l.kc*l.pairs(l.kc)*s.sl*bfNR + s.js*l.pairs(s.kb)
+	d := dst[off : off+l.pairs(s.kb)*bfNR]
+	packBF16B(transB, b, ldb, s.pc, s.jc+s.js, s.kb, s.w, d)
+	clear(d[kp(s.kb)*bfNR:])
 }
 
 // pack packs all of op(B) on one core.
@@ -384,11 +375,10 @@ func (l bfLayout) packParallel(transB bool, b []float32, ldb, n, k int, dst []ui
 	})
 }
 
-// serialBF16 is serialAsm's twin on bf16 kernel kern: same contract, one
+// serialBF16 is serialAsm's twin on bf16 driver d: same contract, one
 // core; op(B) packed one k block at a time and used while that block is
 // in L2.
-func serialBF16(kern int32, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	d, _ := bfDriverFor(kern)
+func serialBF16(d bfDriver, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	bp := bf16Bufs.get(d.layout.size(n, min(k, d.layout.kc)))
 	forKBlocks(transA, transB, k, d.layout.kc, lda, ldb, beta, func(kb, aOff, bOff int, bet float32) {
 		d.layout.pack(transB, b[bOff:], ldb, n, kb, *bp)
@@ -397,11 +387,10 @@ func serialBF16(kern int32, transA, transB bool, m, n, k int, alpha float32, a [
 	bf16Bufs.put(bp)
 }
 
-// bfParallelM is asmParallelM on bf16 kernel kern: op(B) rounded and
+// bfParallelM is asmParallelM on bf16 driver d: op(B) rounded and
 // packed once, on all workers, and shared by the row chunks. Packed per
 // chunk, every worker rounded the whole weight matrix again.
-func bfParallelM(kern int32, w int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	d, _ := bfDriverFor(kern)
+func bfParallelM(d bfDriver, w int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	bp := bf16Bufs.get(d.layout.size(n, k))
 	d.layout.packParallel(transB, b, ldb, n, k, *bp)
 	d.computeM(w, transA, m, n, k, alpha, a, lda, *bp, beta, c, ldc)
@@ -512,11 +501,11 @@ func bf16Backend() Backend {
 // sgemmBF16 runs one single-core product on the chosen bf16 kernel;
 // false: the kernel is the fp32 one (the caller goes on in float32).
 func sgemmBF16(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) bool {
-	kern := bf16KernelNow()
-	if _, ok := bfDriverFor(kern); !ok {
+	d, ok := bfDriverFor(bf16KernelNow())
+	if !ok {
 		return false
 	}
-	serialBF16(kern, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	serialBF16(d, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 	return true
 }
 

@@ -156,26 +156,38 @@ func asmPackB(transB bool, b []float32, ldb, n, k int, dst []float32) {
 	}
 }
 
-// asmSlivers is how many slivers asmPackB lays op(B) (k×n) out in: every
-// k block holds ⌈n/32⌉ of them (asmNC is a whole number of slivers).
-func asmSlivers(n, k int) int {
-	return (k + asmKC - 1) / asmKC * ((n + asmNR - 1) / asmNR)
+// asmSlivers is how many slivers asmPackB lays op(B) (k×n) out in.
+func asmSlivers(n, k int) int { return sliverCount(n, k, asmKC, asmNR) }
+
+// asmPackSliver packs sliver u of asmPackB's layout into its place in dst:
+// its column block starts jc·k floats in (the blocks before it are full),
+// its k block pc·sl·32 floats into that (ditto).
+func asmPackSliver(transB bool, b []float32, ldb, n, k, u int, dst []float32) {
+	s := sliverAt(u, n, k, asmKC, asmNC, asmNR)
+	off := s.jc*k + s.pc*s.sl*asmNR + s.js*s.kb
+	packB(transB, b, ldb, s.pc, s.jc+s.js, s.kb, s.w, asmNR, dst[off:off+s.kb*asmNR])
 }
 
-// asmPackSliver packs sliver u of asmPackB's layout into its place in dst.
-// Sliver u is column block jc, k block pc, sliver js within them, in that
-// order; a column block holds nb columns (asmNC but the last) in sl
-// slivers, and starts jc·k floats in (the blocks before it are full).
-func asmPackSliver(transB bool, b []float32, ldb, n, k, u int, dst []float32) {
-	perBlock := (k + asmKC - 1) / asmKC * (asmNC / asmNR) // slivers of a full column block
-	jc := u / perBlock * asmNC
-	nb := min(asmNC, n-jc)
-	sl := (nb + asmNR - 1) / asmNR
+// sliverCount is how many nr-wide slivers op(B) (k×n) is packed in, in
+// k blocks of kc: every k block holds ⌈n/nr⌉ of them (a column block is a
+// whole number of slivers).
+func sliverCount(n, k, kc, nr int) int { return (k + kc - 1) / kc * ((n + nr - 1) / nr) }
+
+// sliver is where sliver u of a packed op(B) (asmPackB's order, and the
+// bf16 layouts') comes from: column block jc (sl slivers), k block pc of
+// depth kb, and within them the sliver's first column js and width w.
+type sliver struct{ jc, sl, pc, kb, js, w int }
+
+// sliverAt locates sliver u of op(B) (k×n) packed as column blocks of
+// nc, then k blocks of kc, then nr-wide slivers, in that order.
+func sliverAt(u, n, k, kc, nc, nr int) sliver {
+	perBlock := (k + kc - 1) / kc * (nc / nr) // slivers of a full column block
+	jc := u / perBlock * nc
+	nb := min(nc, n-jc)
+	sl := (nb + nr - 1) / nr
 	r := u % perBlock
-	pc, js := r/sl*asmKC, r%sl*asmNR
-	kb := min(asmKC, k-pc)
-	off := jc*k + pc*sl*asmNR + js*kb
-	packB(transB, b, ldb, pc, jc+js, kb, min(asmNR, nb-js), asmNR, dst[off:off+kb*asmNR])
+	pc, js := r/sl*kc, r%sl*nr
+	return sliver{jc: jc, sl: sl, pc: pc, kb: min(kc, k-pc), js: js, w: min(nr, nb-js)}
 }
 
 // asmCompute is C = alpha·op(A)·B + beta·C with B packed by asmPackB.

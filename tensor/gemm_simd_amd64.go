@@ -67,14 +67,14 @@ func (s *simdBackend) Sgemm(transA, transB bool, m, n, k int, alpha float32, a [
 	}
 	mTiles, nTiles := (m+mr-1)/mr, (n+s.nr-1)/s.nr
 	if mTiles >= 2*w || mTiles >= nTiles {
-		kern := bf16KernelNow()
+		bf, onBF16 := bfDriverFor(bf16KernelNow())
 		if mr == asmMR && k*n <= 1<<20 {
 			// On the avx512 kernels (fp32 FMA, VDPBF16PS, AMX) op(B) is
 			// packed once, on all workers, and shared by the row chunks.
-			if kern == bf16OnFP32 {
-				asmParallelM(mTiles, min(4*w, mTiles), w, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+			if onBF16 {
+				bfParallelM(bf, w, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 			} else {
-				bfParallelM(kern, w, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+				asmParallelM(mTiles, min(4*w, mTiles), w, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 			}
 			return
 		}
@@ -82,7 +82,7 @@ func (s *simdBackend) Sgemm(transA, transB bool, m, n, k int, alpha float32, a [
 		// 4 chunks per worker so a core slowed by another process just
 		// takes fewer of them (not where each chunk rounds it to bf16).
 		chunks := min(w, mTiles)
-		if k*n <= 1<<18 && kern == bf16OnFP32 {
+		if k*n <= 1<<18 && !onBF16 {
 			chunks = min(4*w, mTiles)
 		}
 		parallelChunks(mTiles, chunks, w, 0, func(lo, hi int) {

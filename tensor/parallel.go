@@ -49,9 +49,9 @@ const pfAlign = 16
 
 // parallelChunks runs fn over exactly chunks pieces of [0,n) on the caller
 // and up to workers−1 pool workers, the inner boundaries rounded down to
-// multiples of align (0: not rounded). The GEMM uses one chunk per worker:
-// each chunk packs its own copy of the shared operand, so more chunks
-// would repeat that work.
+// multiples of align (0: not rounded). A GEMM whose chunks each pack their
+// own copy of the shared operand uses few chunks, as more would repeat
+// that work.
 func parallelChunks(n, chunks, workers, align int, fn func(lo, hi int)) {
 	if chunks <= 1 || workers <= 1 {
 		fn(0, n)
