@@ -76,7 +76,8 @@ func (m *Model[T]) ZeroGrad() { clear(m.G) }
 func (m *Model[T]) NumParams() int { return len(m.W) }
 
 // PackWeights lays every Transformer block's weights out once in the order
-// the float32 matrix kernel reads them, for a model that from now on only
+// the matrix kernel in use reads them (the fp32 kernel's, or rounded bf16
+// pairs for a bf16 kernel: tensor.PackWeight), for a model that from now on only
 // runs inference (a server, a batch of predictions): forward passes that
 // do not train then skip re-packing every weight in every product, which
 // for a lone sample was a fifth of the CPU time (docs/performance.md).

@@ -196,7 +196,8 @@ func runBench(o benchOpts, workload, pos string) (*benchResult, error) {
 		bt.Lengths[b] = L
 	}
 	rng := rand.New(rand.NewPCG(o.seed, 7))
-	if workload == "infer" && o.packWeights {
+	packed := workload == "infer" && o.packWeights
+	if packed {
 		m.PackWeights()
 	}
 	ws := m.NewWorkspace()
@@ -258,7 +259,7 @@ func runBench(o benchOpts, workload, pos string) (*benchResult, error) {
 		MedianS: med, MinS: sorted[0], SamplesPerS: float64(B) / med, GFLOP: gflop, GFLOPS: gflop / med,
 		PeakRSSMB: peakRSSMB(), GEMM: kern.Backend, Procs: runtime.GOMAXPROCS(0), StepS: times,
 		CPU: machine.Name, CPUClass: machine.Class(), CPUFeatures: machine.Features,
-		Kernel: kern.Kernel, KernelFeatures: kern.Features, KBlock: kern.KBlock, PackedWeights: workload == "infer" && o.packWeights,
+		Kernel: kern.Kernel, KernelFeatures: kern.Features, KBlock: kern.KBlock, PackedWeights: packed,
 		AllocsPerStp: float64(ms1.Mallocs-ms0.Mallocs) / float64(o.steps),
 		BytesPerStep: float64(ms1.TotalAlloc-ms0.TotalAlloc) / float64(o.steps), CPUMedianS: median(cpu)}
 	return r, nil
