@@ -215,10 +215,15 @@ func settleComputePolicy() {
 // puts the thread in the class priority.idle says. A locked goroutine
 // owns its thread until it exits, when the thread ends with it, so a
 // thread id seen here again is this goroutine's and no idle thread ever
-// runs other goroutines.
+// runs other goroutines. The lock comes before the id is read: read
+// first, the goroutine could be moved to another thread in between, and
+// the id recorded would then be an unlocked thread's, which the next
+// goroutine to land there would take for its own and run on unlocked (CI
+// saw a chunk of an "idle" server's pass run normal-class).
 func applyComputePolicy() {
-	if _, seen := priority.locked.LoadOrStore(threadID(), true); !seen {
-		runtime.LockOSThread()
+	runtime.LockOSThread()
+	if _, seen := priority.locked.LoadOrStore(threadID(), true); seen {
+		runtime.UnlockOSThread() // locked already: keep one level, not one per call
 	}
 	setThreadPolicy(0, priority.idle.Load()) // SetComputePriority checked it works
 }
