@@ -75,14 +75,25 @@ func computePriorityChild(t *testing.T, mode string) {
 			<-g
 		}
 		tensor.ParallelFor(8, 1, func(lo, hi int) {
-			if starved {
-				spinSink.Add(spin(chunkSpin)) // CPU work, which a busy core starves
-			} else {
-				time.Sleep(5 * time.Millisecond)
-			}
 			mu.Lock()
 			pass[syscall.Gettid()] = threadPolicy()
 			mu.Unlock()
+			if starved {
+				spinSink.Add(spin(chunkSpin)) // CPU work, which a busy core starves
+				return
+			}
+			// Sleep until a second thread has joined (up to 2 s), so
+			// that a pool worker slow to wake on a loaded machine still
+			// claims a chunk rather than the batcher running all eight.
+			for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); {
+				time.Sleep(5 * time.Millisecond)
+				mu.Lock()
+				joined := len(pass) >= 2
+				mu.Unlock()
+				if joined {
+					break
+				}
+			}
 		})
 	}
 	ts.bat.beforeForward.Store(&hook)
