@@ -2,6 +2,7 @@ package model
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -906,6 +907,83 @@ func TestPackWeights(t *testing.T) {
 				}
 				if packed.enc.packed != nil {
 					t.Fatal("TransferEncoder kept the packed weights")
+				}
+			})
+		}
+	}
+}
+
+// With bf16 products, RMSNorm and SiLU store their outputs in bf16 for the
+// product that reads them (bf16Operand): outputs, losses and gradients
+// must be the same to the bit as when the products round and pack those
+// activations themselves, for inference (weights packed or not) and
+// training (with and without hidden dropout, which turns the SiLU part off).
+func TestProducerRoundingBF16(t *testing.T) {
+	if !tensor.BF16Supported() {
+		t.Skip("no bf16 kernel on this CPU/build: producers never round")
+	}
+	if err := tensor.SetPrecision(tensor.PrecisionBF16); err != nil {
+		t.Fatal(err)
+	}
+	defer tensor.SetPrecision(tensor.PrecisionFP32)
+	defer func() { producerRounding = true }()
+	for _, task := range []string{TaskPretrain, TaskClassify} {
+		for _, hidDrop := range []float64{0, 0.1} {
+			t.Run(fmt.Sprintf("%s/hidden_dropout=%v", task, hidDrop), func(t *testing.T) {
+				cfg := smallConfig(task, 2)
+				cfg.Encoder = Size{DModel: 64, Heads: 2, Depth: 2, FFN: 96}
+				cfg.Decoder = Size{DModel: 32, Heads: 1, Depth: 1, FFN: 48}
+				cfg.HiddenDropout = hidDrop
+				bt := testBatch(4, 50, 2, 2, false, 13)
+				mask := testMask(bt, 6)
+				// run gives the evaluation outputs (plain, then with packed
+				// weights), the training loss and the gradients.
+				run := func(rounding bool) (outs [][]float32) {
+					producerRounding = rounding
+					m, err := New[float32](cfg, 5)
+					if err != nil {
+						t.Fatal(err)
+					}
+					ws := m.NewWorkspace()
+					forward := func(train bool) float64 {
+						var loss float64
+						if task == TaskPretrain {
+							loss, err = m.ForwardPretrain(ws, bt, mask, train, rand.New(rand.NewPCG(1, 2)))
+						} else {
+							loss, err = m.ForwardTask(ws, bt, LossOptions{}, train, rand.New(rand.NewPCG(1, 2)))
+						}
+						if err != nil {
+							t.Fatal(err)
+						}
+						return loss
+					}
+					forward(false)
+					if rows, _ := ws.enc.opBF.Shape(); (rows > 0) != rounding {
+						t.Fatalf("producer rounding %v, but the encoder's bf16 operand has %d rows", rounding, rows)
+					}
+					outs = append(outs, append([]float32(nil), ws.Output()...))
+					m.ZeroGrad()
+					loss := forward(true)
+					if task == TaskPretrain {
+						m.BackwardPretrain(ws)
+					} else {
+						m.BackwardTask(ws)
+					}
+					outs = append(outs, []float32{float32(loss)}, append([]float32(nil), m.G...))
+					m.PackWeights()
+					forward(false)
+					return append(outs, append([]float32(nil), ws.Output()...))
+				}
+				want, got := run(false), run(true)
+				for o, name := range []string{"evaluation output", "training loss", "gradients", "output with packed weights"} {
+					if len(got[o]) != len(want[o]) {
+						t.Fatalf("%s: %d values, want %d", name, len(got[o]), len(want[o]))
+					}
+					for i := range want[o] {
+						if math.Float32bits(got[o][i]) != math.Float32bits(want[o][i]) || math.IsNaN(float64(got[o][i])) {
+							t.Fatalf("%s[%d]: %v with producer rounding, %v without", name, i, got[o][i], want[o][i])
+						}
+					}
 				}
 			})
 		}

@@ -57,6 +57,73 @@ func linearForward[T tensor.Float](pw *tensor.PackedWeight[T], out, in, w []T, n
 	nn.LinearForward(out, in, w, nil, n, i, o)
 }
 
+// producerRounding lets the layers feeding a bf16 product store their
+// output in bf16 for it (bf16Operand); tests turn it off to compare.
+var producerRounding = true
+
+// bf16Operand is the scratch in which a layer stores its output rounded
+// to bf16 for the product that reads it next (tensor.BF16Rows), so the
+// product does not round and pack it again; nil where products do not
+// run on a bf16 kernel (or the model is float64).
+func (a *stackActs[T]) bf16Operand() *tensor.BF16Rows {
+	var z T
+	if _, ok := any(z).(float32); !ok || !producerRounding || !tensor.BF16Operands() {
+		return nil
+	}
+	return &a.opBF
+}
+
+// normLinear is out = RMSNorm(in)·wᵀ (no bias, w packed in pw when set),
+// keeping norm and rstd for the backward pass. With bf16 products the
+// norm is stored in bf16 as it is computed (bf16Operand), and in float32
+// only when training, and the product reads the bf16 copy: the same
+// result to the bit, without rounding and packing norm again.
+func (a *stackActs[T]) normLinear(pw *tensor.PackedWeight[T], out, norm, rstd, in, g, w []T, n, d, o int, eps float64) {
+	bf := a.bf16Operand()
+	if bf == nil {
+		nn.RMSNormForward(norm, rstd, in, g, n, d, eps)
+		linearForward(pw, out, norm, w, n, d, o)
+		return
+	}
+	nn.RMSNormForwardBF16(bf, a.kept(norm), f32(rstd), f32(in), f32(g), n, d, eps)
+	nn.LinearForwardBF16(f32(out), bf, f32(w), packed32(pw), o)
+}
+
+// siluLinear is out = Dropout(SiLU(pre))·wᵀ (mask empty: no dropout),
+// keeping act for the backward pass; without dropout, act goes to the
+// product in bf16 as normLinear's norm does.
+func (a *stackActs[T]) siluLinear(pw *tensor.PackedWeight[T], out, act, pre, mask, w []T, n, f, o int) {
+	if bf := a.bf16Operand(); bf != nil && len(mask) == 0 {
+		nn.SiLUForwardBF16(bf, a.kept(act), f32(pre), n, f)
+		nn.LinearForwardBF16(f32(out), bf, f32(w), packed32(pw), o)
+		return
+	}
+	nn.SiLUForward(act, pre, n*f)
+	if len(mask) > 0 {
+		nn.DropoutForward(act[:n*f], act, mask)
+	}
+	linearForward(pw, out, act, w, n, f, o)
+}
+
+// kept is x as float32 when training (the backward pass reads it), nil
+// otherwise: a layer that also stores its output in bf16 for the next
+// product then writes no float32 copy.
+func (a *stackActs[T]) kept(x []T) []float32 {
+	if !a.train {
+		return nil
+	}
+	return f32(x)
+}
+
+// f32 and packed32 are a float32 model's buffers and packed weights as
+// what they are (only called where T is float32).
+func f32[T tensor.Float](x []T) []float32 { return any(x).([]float32) }
+
+func packed32[T tensor.Float](pw *tensor.PackedWeight[T]) *tensor.PackedWeight[float32] {
+	p, _ := any(pw).(*tensor.PackedWeight[float32])
+	return p
+}
+
 // layerActs are one block's saved activations. Shapes with N = B·L rows:
 // d-wide [N,d]; q, k, v [B,H,L,hd] (v only in training: evaluation reads
 // it in place); pre, act [N,ffn]; prob [B,H,L,L], or [B,H,L,prefix+1] under the prefix pattern (training only); rstd
@@ -110,6 +177,10 @@ type stackActs[T tensor.Float] struct {
 	lin3, dLin3                      []T // [N, 3d]: fused q|k|v projection
 	dq, dk                           []T
 	dPre, dAct                       []T
+	// opBF is the next product's op(A) rounded to bf16 by the layer that
+	// computes it (bf16Operand): norm1, norm2 or act, each read by one
+	// product right after it is made.
+	opBF tensor.BF16Rows
 }
 
 // resize (re)slices every buffer for a batch of B sequences of L tokens,
@@ -204,10 +275,9 @@ func (s *stack[T]) forward(a *stackActs[T], keyPad []bool, rng *rand.Rand) {
 		}
 
 		// Attention branch.
-		nn.RMSNormForward(l.norm1, l.rstd1, x, blk.attnNorm.W, N, d, s.eps)
 		// One [N,d]×[d,3d] product for q|k|v: norm1 is read once and the
 		// kernel runs 540 columns wide instead of 3×180.
-		linearForward(pk.qkv, a.lin3, l.norm1, qkvWeights(blk, false), N, d, 3*d)
+		a.normLinear(pk.qkv, a.lin3, l.norm1, l.rstd1, x, blk.attnNorm.W, qkvWeights(blk, false), N, d, 3*d, s.eps)
 		if a.rot != nil {
 			a.rot.RotateSplit(l.q, a.lin3, 3*d, B, L, H) // RoPE fused into the head split
 			a.rot.RotateSplit(l.k, a.lin3[d:], 3*d, B, L, H)
@@ -249,13 +319,8 @@ func (s *stack[T]) forward(a *stackActs[T], keyPad []bool, rng *rand.Rand) {
 		nn.ResidualAdd(l.h, xr, a.lin, nilIfEmpty(l.dp1), B, rows/B, d)
 
 		// MLP branch.
-		nn.RMSNormForward(l.norm2, l.rstd2, l.h, blk.ffnNorm.W, rows, d, s.eps)
-		linearForward(pk.w1, l.pre, l.norm2, blk.w1.w.W, rows, d, f)
-		nn.SiLUForward(l.act, l.pre, rows*f)
-		if len(l.hidMask) > 0 {
-			nn.DropoutForward(l.act[:rows*f], l.act, l.hidMask)
-		}
-		linearForward(pk.w2, a.lin, l.act, blk.w2.w.W, rows, f, d)
+		a.normLinear(pk.w1, l.pre, l.norm2, l.rstd2, l.h, blk.ffnNorm.W, blk.w1.w.W, rows, d, f, s.eps)
+		a.siluLinear(pk.w2, a.lin, l.act, l.pre, l.hidMask, blk.w2.w.W, rows, f, d)
 		nn.ResidualAdd(outr, l.h, a.lin, nilIfEmpty(l.dp2), B, rows/B, d)
 		if sel {
 			scatterRows(a.outRows, out, a.selOut, B, L, d)

@@ -22,6 +22,34 @@ func SiLUForward[T tensor.Float](out, in []T, n int) {
 	})
 }
 
+// SiLUForwardBF16 is SiLUForward in float32 on a [rows, cols] matrix that
+// also stores out, rounded as it is computed, in outBF (resized to
+// [rows, cols]): the form in which a bf16 product reads it
+// (tensor.GemmBF16Rows) without rounding and packing it again. out may be
+// nil when no backward pass needs it; rows then go through scratch.
+func SiLUForwardBF16(outBF *tensor.BF16Rows, out, in []float32, rows, cols int) {
+	outBF.Resize(rows, cols)
+	step := max(1, 4096/cols) // rows per piece: 16 KiB of float32
+	tensor.ParallelFor(rows, step, func(lo, hi int) {
+		var buf *[]float32
+		if out == nil {
+			buf = getScratch(step * cols)
+			defer putScratch(buf)
+		}
+		for r0 := lo; r0 < hi; r0 += step {
+			r1 := min(r0+step, hi)
+			var y []float32 // rows r0..r1 of out, or scratch
+			if out != nil {
+				y = out[r0*cols : r1*cols]
+			} else {
+				y = (*buf)[:(r1-r0)*cols]
+			}
+			tensor.SiLU32(y, in[r0*cols:r1*cols])
+			outBF.Store(r0, r1-r0, y, cols)
+		}
+	})
+}
+
 // SiLUBackward: dIn = dOut · σ(x)·(1 + x·(1−σ(x))), overwritten.
 func SiLUBackward[T tensor.Float](dIn, dOut, in []T, n int) {
 	if d32, ok := any(dIn).([]float32); ok {

@@ -23,6 +23,18 @@ func LinearForwardPacked[T tensor.Float](out, in []T, w *tensor.PackedWeight[T],
 	tensor.GemmPacked(n, 1, in, i, w, 0, out, o)
 }
 
+// LinearForwardBF16: out[n,o] = in[n,i] · w[o,i]ᵀ with in already rounded
+// to bf16 by its producer (RMSNormForwardBF16, SiLUForwardBF16), read from
+// w packed once when pw is set.
+func LinearForwardBF16(out []float32, in *tensor.BF16Rows, w []float32, pw *tensor.PackedWeight[float32], o int) {
+	if pw != nil {
+		tensor.GemmPackedBF16Rows(in, 1, pw, 0, out, o)
+		return
+	}
+	_, i := in.Shape()
+	tensor.GemmBF16Rows(in, true, o, 1, w, i, 0, out, o)
+}
+
 // LinearBackward, given dOut[n,o]:
 //
 //	dIn[n,i]  = dOut · w          (overwritten, or added to when accumIn)

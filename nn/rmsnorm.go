@@ -12,7 +12,7 @@ import (
 // authors' model) and padded rows are all zero.
 func RMSNormForward[T tensor.Float](out, rstd, in, g []T, n, d int, eps float64) {
 	if o32, ok := any(out).([]float32); ok {
-		rmsNormForward32(o32, any(rstd).([]float32), any(in).([]float32), any(g).([]float32), n, d, eps)
+		rmsNormForward32(o32, any(rstd).([]float32), any(in).([]float32), any(g).([]float32), n, d, eps, nil)
 		return
 	}
 	tensor.ParallelFor(n, 16, func(lo, hi int) {
@@ -77,15 +77,44 @@ func RMSNormBackward[T tensor.Float](dIn, dG, dOut, in, g, rstd []T, n, d int, a
 // rmsNormForward32 is the float32 path: vectorised rows, the sum of
 // squares in float32 (rows are d ≤ a few thousand values; the relative
 // error is ~1e-7, far inside what float32 activations carry anyway).
-func rmsNormForward32(out, rstd, in, g []float32, n, d int, eps float64) {
+// outBF, when set, gets out in bf16 too, each 16-row chunk rounded
+// while it is in L1; out may then be nil (kept for no backward pass), and
+// the chunk goes through scratch.
+func rmsNormForward32(out, rstd, in, g []float32, n, d int, eps float64, outBF *tensor.BF16Rows) {
 	tensor.ParallelFor(n, 16, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			x := in[r*d : (r+1)*d]
-			s := float32(1 / math.Sqrt(float64(tensor.SumSq32(x))/float64(d)+eps))
-			rstd[r] = s
-			tensor.ScaleMul32(out[r*d:(r+1)*d], x, g, s)
+		var buf *[]float32
+		if out == nil {
+			buf = getScratch(16 * d)
+			defer putScratch(buf)
+		}
+		for r0 := lo; r0 < hi; r0 += 16 {
+			r1 := min(r0+16, hi)
+			var yc []float32 // rows r0..r1 of out, or scratch
+			if out != nil {
+				yc = out[r0*d:]
+			} else {
+				yc = *buf
+			}
+			for r := r0; r < r1; r++ {
+				x := in[r*d : (r+1)*d]
+				s := float32(1 / math.Sqrt(float64(tensor.SumSq32(x))/float64(d)+eps))
+				rstd[r] = s
+				tensor.ScaleMul32(yc[(r-r0)*d:(r-r0+1)*d], x, g, s)
+			}
+			if outBF != nil {
+				outBF.Store(r0, r1-r0, yc, d)
+			}
 		}
 	})
+}
+
+// RMSNormForwardBF16 is RMSNormForward in float32 that also stores out,
+// rounded as it is computed, in outBF (resized to [n, d]): the form in
+// which a bf16 product reads it (tensor.GemmBF16Rows) without rounding
+// and packing it again. out may be nil when no backward pass needs it.
+func RMSNormForwardBF16(outBF *tensor.BF16Rows, out, rstd, in, g []float32, n, d int, eps float64) {
+	outBF.Resize(n, d)
+	rmsNormForward32(out, rstd, in, g, n, d, eps, outBF)
 }
 
 // rmsNormBlock is the row block whose dG partial sums rmsNormBackward32

@@ -96,10 +96,11 @@ type amxBuf struct {
 var amxBufs = make(chan *amxBuf, 16)
 
 // amxComputePacked is the single-core AMX product on op(B) packed in
-// amxLayout: A packed per 128-row block, then 32×32 tiles of C,
+// amxLayout: a float32 A packed per 128-row block (BF16Rows are read in
+// place: their rows are padded to 32 and to 16 pairs), then 32×32 tiles of C,
 // stored by the tiles themselves where a tile is whole and alpha = 1,
 // beta ∈ {0, 1}, else through storeTile32.
-func amxComputePacked(transA bool, m, n, k int, alpha float32, a []float32, lda int, bpk []uint32, beta float32, c []float32, ldc int) {
+func amxComputePacked(a bfA, m, n, k int, alpha float32, bpk []uint32, beta float32, c []float32, ldc int) {
 	layout := amxLayout
 	need := amxMC * layout.pairs(amxKC)
 	var bufp *amxBuf
@@ -126,20 +127,30 @@ func amxComputePacked(transA bool, m, n, k int, alpha float32, a []float32, lda 
 			}
 			for ic := 0; ic < m; ic += amxMC {
 				mb := min(amxMC, m-ic)
-				amxPackA(transA, a, lda, ic, pc, mb, kb, kpad, abuf)
+				astride := uintptr(kpad) * 4
+				if a.rows == nil {
+					amxPackA(a.trans, a.f, a.ld, ic, pc, mb, kb, kpad, abuf)
+				} else {
+					astride = uintptr(a.ld) * 4
+				}
 				for i := ic; i < ic+mb; i += amxMR {
 					rows := min(amxMR, m-i)
-					ap := unsafe.Pointer(&abuf[(i-ic)*kpad])
+					var ap unsafe.Pointer
+					if a.rows == nil {
+						ap = unsafe.Pointer(&abuf[(i-ic)*kpad])
+					} else {
+						ap = unsafe.Pointer(&a.rows[i*a.ld+pc/2])
+					}
 					direct := rows == amxMR && alpha == 1 && (bet == 0 || bet == 1)
 					for s, js := 0, 0; js < nb; s, js = s+1, js+amxNR {
 						bp := unsafe.Pointer(&bbuf[s*kpad*amxNR])
 						if direct && nb-js >= amxNR {
 							cRow := c[i*ldc+jc+js:]
 							_ = cRow[(amxMR-1)*ldc+amxNR-1] // bounds: the whole tile
-							amxKernel(kpad/16, ap, uintptr(kpad)*4, bp, unsafe.Pointer(&cRow[0]), uintptr(ldc)*4, bet == 1, amxCfg)
+							amxKernel(kpad/16, ap, astride, bp, unsafe.Pointer(&cRow[0]), uintptr(ldc)*4, bet == 1, amxCfg)
 							continue
 						}
-						amxKernel(kpad/16, ap, uintptr(kpad)*4, bp, unsafe.Pointer(&out[0]), amxNR*4, false, amxCfg)
+						amxKernel(kpad/16, ap, astride, bp, unsafe.Pointer(&out[0]), amxNR*4, false, amxCfg)
 						for r0 := 0; r0 < rows; r0 += 8 {
 							storeTile32(c[(i+r0)*ldc+jc+js:], ldc, min(8, rows-r0), min(amxNR, nb-js), alpha, bet, (*[256]float32)(out[r0*amxNR:]))
 						}

@@ -182,3 +182,17 @@ func TestAMXEncoding(t *testing.T) {
 		t.Errorf("amxTile32 disassembles to\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestAMXBF16RowsEmulated: the AMX kernel reads BF16Rows in place (32-row
+// tiles of 16 pairs, the rows' padding), tiles emulated in Go, and gives
+// Gemm's result to the bit; the packing buffers are poisoned so that A
+// read from them rather than from the rows would show.
+func TestAMXBF16RowsEmulated(t *testing.T) {
+	emulateAMX(t)
+	if err := SetPrecision(PrecisionBF16); err != nil {
+		t.Fatal(err)
+	}
+	defer SetPrecision(PrecisionFP32)
+	poisonBuffers()
+	checkGemmBF16Rows(t)
+}

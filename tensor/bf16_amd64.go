@@ -382,7 +382,7 @@ func serialBF16(d bfDriver, transA, transB bool, m, n, k int, alpha float32, a [
 	bp := bf16Bufs.get(d.layout.size(n, min(k, d.layout.kc)))
 	forKBlocks(transA, transB, k, d.layout.kc, lda, ldb, beta, func(kb, aOff, bOff int, bet float32) {
 		d.layout.pack(transB, b[bOff:], ldb, n, kb, *bp)
-		d.compute(transA, m, n, kb, alpha, a[aOff:], lda, *bp, bet, c, ldc)
+		d.compute(bfA{f: a[aOff:], ld: lda, trans: transA}, m, n, kb, alpha, *bp, bet, c, ldc)
 	})
 	bf16Bufs.put(bp)
 }
@@ -393,22 +393,18 @@ func serialBF16(d bfDriver, transA, transB bool, m, n, k int, alpha float32, a [
 func bfParallelM(d bfDriver, w int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	bp := bf16Bufs.get(d.layout.size(n, k))
 	d.layout.packParallel(transB, b, ldb, n, k, *bp)
-	d.computeM(w, transA, m, n, k, alpha, a, lda, *bp, beta, c, ldc)
+	d.computeM(w, bfA{f: a, ld: lda, trans: transA}, m, n, k, alpha, *bp, beta, c, ldc)
 	bf16Bufs.put(bp)
 }
 
 // computeM is compute split over w workers in row chunks of whole
 // multiples of d.rows, all reading the same packed op(B); 4 chunks per
 // worker, so a core slowed by another process just takes fewer of them.
-func (d bfDriver) computeM(w int, transA bool, m, n, k int, alpha float32, a []float32, lda int, bp []uint32, beta float32, c []float32, ldc int) {
+func (d bfDriver) computeM(w int, a bfA, m, n, k int, alpha float32, bp []uint32, beta float32, c []float32, ldc int) {
 	units := (m + d.rows - 1) / d.rows
 	parallelChunks(units, min(4*w, units), w, 0, func(lo, hi int) {
 		i0, i1 := lo*d.rows, min(hi*d.rows, m)
-		aOff := i0 * lda
-		if transA {
-			aOff = i0
-		}
-		d.compute(transA, i1-i0, n, k, alpha, a[aOff:], lda, bp, beta, c[i0*ldc:], ldc)
+		d.compute(a.from(i0), i1-i0, n, k, alpha, bp, beta, c[i0*ldc:], ldc)
 	})
 }
 
@@ -438,14 +434,49 @@ func gemmPackedBF16(kern int32, m, n, k int, alpha float32, a []float32, lda int
 	if m*n*k < simdParallelFMAs {
 		w = 1
 	}
-	d.computeM(w, false, m, n, k, alpha, a, lda, bp, beta, c, ldc)
+	d.computeM(w, bfA{f: a, ld: lda}, m, n, k, alpha, bp, beta, c, ldc)
 	return true
 }
 
+// gemmRowsBF16 is GemmBF16Rows and GemmPackedBF16Rows on the bf16
+// kernel in use: the M split over a's rows, op(B) packed once (or read
+// from bp when it was packed for that kernel, kern). False when products
+// run on no bf16 kernel now.
+func gemmRowsBF16(a *BF16Rows, transB bool, n int, alpha float32, b []float32, ldb int, bp []uint32, kern int32, beta float32, c []float32, ldc int) bool {
+	now := bf16KernelNow()
+	d, ok := bfDriverFor(now)
+	if !ok {
+		return false
+	}
+	m, k := a.rows, a.cols
+	w := workers()
+	if m*n*k < simdParallelFMAs {
+		w = 1
+	}
+	src := bfA{rows: a.pairs, ld: a.ld}
+	if bp != nil && kern == now {
+		d.computeM(w, src, m, n, k, alpha, bp, beta, c, ldc)
+		return true
+	}
+	buf := bf16Bufs.get(d.layout.size(n, k))
+	if w > 1 {
+		d.layout.packParallel(transB, b, ldb, n, k, *buf)
+	} else {
+		d.layout.pack(transB, b, ldb, n, k, *buf)
+	}
+	d.computeM(w, src, m, n, k, alpha, *buf, beta, c, ldc)
+	bf16Bufs.put(buf)
+	return true
+}
+
+// roundRowPairs is BF16Rows.Store's row: packRowPairs.
+func roundRowPairs(src []float32, dst []uint32) { packRowPairs(src, len(src), dst) }
+
 // bfCompute is C = alpha·op(A)·B + beta·C on VDPBF16PS, op(B) packed in
-// its bfLayout. op(A) is rounded and packed once per k block
-// and 128-row block, and reused by every sliver.
-func bfCompute(transA bool, m, n, k int, alpha float32, a []float32, lda int, bpk []uint32, beta float32, c []float32, ldc int) {
+// its bfLayout. A float32 op(A) is rounded and packed once per k block
+// and 128-row block, and reused by every sliver; BF16Rows are read in
+// place (their rows are the packed panels' layout already).
+func bfCompute(a bfA, m, n, k int, alpha float32, bpk []uint32, beta float32, c []float32, ldc int) {
 	abp := bf16Bufs.get(bfMC * bfKC / 2)
 	abuf := *abp
 	var out [256]float32
@@ -463,10 +494,20 @@ func bfCompute(transA bool, m, n, k int, alpha float32, a []float32, lda int, bp
 			}
 			for ic := 0; ic < m; ic += bfMC {
 				mb := min(bfMC, m-ic)
-				astep, arow := packBF16A(transA, a, lda, ic, pc, mb, kb, abuf)
+				var astep, arow uintptr
+				if a.rows == nil {
+					astep, arow = packBF16A(a.trans, a.f, a.ld, ic, pc, mb, kb, abuf)
+				} else {
+					astep, arow = 4, uintptr(a.ld)*4
+				}
 				for i := ic; i < ic+mb; i += bfMR {
 					rows := min(bfMR, m-i)
-					ap := unsafe.Pointer(&abuf[(i-ic)/bfMR*bfMR*kp])
+					var ap unsafe.Pointer
+					if a.rows == nil {
+						ap = unsafe.Pointer(&abuf[(i-ic)/bfMR*bfMR*kp])
+					} else {
+						ap = unsafe.Pointer(&a.rows[i*a.ld+pc/2])
+					}
 					direct := rows == bfMR && alpha == 1 && (bet == 0 || bet == 1)
 					ldcb := uintptr(ldc) * 4
 					if bet == 1 {

@@ -71,7 +71,31 @@ func bf16KernelSupported(k int32) bool {
 
 // bfComputeFunc is a bf16 kernel's single-core product C = alpha·op(A)·B
 // + beta·C with op(B) already rounded and packed in the kernel's layout.
-type bfComputeFunc func(transA bool, m, n, k int, alpha float32, a []float32, lda int, bpk []uint32, beta float32, c []float32, ldc int)
+type bfComputeFunc func(a bfA, m, n, k int, alpha float32, bpk []uint32, beta float32, c []float32, ldc int)
+
+// bfA is op(A) as a bf16 kernel reads it: float32 (f, row stride ld,
+// transposed when trans), which the kernel rounds and packs per block;
+// or, when rows is set, already rounded bf16 pairs in BF16Rows' layout
+// (ld pairs per row), read in place.
+type bfA struct {
+	f     []float32
+	rows  []uint32
+	ld    int
+	trans bool
+}
+
+// from is op(A) from row i on.
+func (a bfA) from(i int) bfA {
+	switch {
+	case a.rows != nil:
+		a.rows = a.rows[i*a.ld:]
+	case a.trans:
+		a.f = a.f[i:]
+	default:
+		a.f = a.f[i*a.ld:]
+	}
+	return a
+}
 
 // amxCompute is the AMX back end's product, set by the AMX file in builds
 // that have it (linux/amd64 with GOEXPERIMENT=simd).

@@ -1,0 +1,114 @@
+package tensor
+
+import (
+	"fmt"
+	"math"
+)
+
+// BF16Rows is a float32 matrix rounded to bf16 (to nearest even, as the
+// bf16 products round their operands) and stored the way those products
+// read op(A): row-major, two columns to a uint32 (the even column in the
+// low half).
+//
+// A bf16 product rounds and packs its float32 A again on every call. A
+// layer whose output feeds a product directly (RMSNorm before the q|k|v
+// and first MLP projections, SiLU before the second) stores it here as
+// well, row by row while each row is still in cache (nn.RMSNormForwardBF16,
+// nn.SiLUForwardBF16), and the product reads it in place (GemmBF16Rows,
+// GemmPackedBF16Rows). The result is the same to the bit: the rounding and
+// the kernel are the same.
+//
+// Rows are padded to a multiple of 32 and each row's pairs to a multiple
+// of 16 with zeros, so both bf16 kernels (VDPBF16PS on 8-row panels, AMX
+// on 32-row tiles of 16 pairs) read it with no edge case. The padding
+// rows' contents are never used for a stored result.
+type BF16Rows struct {
+	pairs      []uint32
+	rows, cols int
+	ld         int // pairs per row
+}
+
+// Resize makes b a rows×cols matrix, reusing its storage when it is large
+// enough. The contents are undefined until stored.
+func (b *BF16Rows) Resize(rows, cols int) {
+	if rows < 0 || cols <= 0 {
+		panic(fmt.Sprintf("tensor.BF16Rows.Resize: %d×%d", rows, cols))
+	}
+	ld := ((cols+1)/2 + 15) &^ 15
+	need := (rows + 31) &^ 31 * ld
+	if cap(b.pairs) < need {
+		b.pairs = make([]uint32, need)
+	}
+	b.pairs = b.pairs[:need]
+	b.rows, b.cols, b.ld = rows, cols, ld
+}
+
+// Shape is the matrix's rows and columns.
+func (b *BF16Rows) Shape() (rows, cols int) { return b.rows, b.cols }
+
+// Store rounds rows r0 ≤ r < r0+rows of the matrix from src, which holds
+// them from its start with row stride ld.
+func (b *BF16Rows) Store(r0, rows int, src []float32, ld int) {
+	if r0 < 0 || rows < 0 || r0+rows > b.rows || ld < b.cols || (rows > 0 && len(src) < (rows-1)*ld+b.cols) {
+		panic(fmt.Sprintf("tensor.BF16Rows.Store: rows [%d, %d) of %d×%d from %d values, stride %d", r0, r0+rows, b.rows, b.cols, len(src), ld))
+	}
+	n := (b.cols + 1) / 2
+	for r := range rows {
+		dst := b.pairs[(r0+r)*b.ld : (r0+r+1)*b.ld]
+		roundRowPairs(src[r*ld:r*ld+b.cols], dst[:n])
+		clear(dst[n:])
+	}
+}
+
+// Float32 is the matrix widened back to float32, [rows, cols].
+func (b *BF16Rows) Float32() []float32 {
+	out := make([]float32, b.rows*b.cols)
+	for r := range b.rows {
+		for j := range b.cols {
+			p := b.pairs[r*b.ld+j/2]
+			out[r*b.cols+j] = math.Float32frombits((p >> (16 * (j & 1))) << 16)
+		}
+	}
+	return out
+}
+
+// BF16Operands reports whether float32 products now run on a bf16 kernel
+// (precision bf16 on a CPU with one), so that a layer may hand them its
+// output as BF16Rows.
+func BF16Operands() bool { return bf16KernelNow() != bf16OnFP32 }
+
+// GemmBF16Rows computes C = alpha·A·op(B) + beta·C, A m×k given as bf16
+// rows, op(B) k×n (B n×k when transB, row stride ldb), C m×n (row
+// stride ldc): Gemm(false, transB, …) with A rounded ahead by its
+// producer. It runs on the bf16 kernel products run on now; where they
+// run on none (BF16Operands false), on A widened back to float32.
+func GemmBF16Rows(a *BF16Rows, transB bool, n int, alpha float32, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	m, k := a.rows, a.cols
+	checkGemm("GemmBF16Rows", false, transB, m, n, k, m*k, k, len(b), ldb, len(c), ldc)
+	switch {
+	case m == 0 || n == 0:
+	case alpha == 0:
+		scaleC(m, n, beta, c, ldc)
+	case !gemmRowsBF16(a, transB, n, alpha, b, ldb, nil, 0, beta, c, ldc):
+		Gemm(false, transB, m, n, k, alpha, a.Float32(), k, b, ldb, beta, c, ldc)
+	}
+}
+
+// GemmPackedBF16Rows is GemmPacked with A given as bf16 rows: C =
+// alpha·A·Wᵀ + beta·C, reading W's bf16 packing when it was made for the
+// kernel in use.
+func GemmPackedBF16Rows(a *BF16Rows, alpha float32, w *PackedWeight[float32], beta float32, c []float32, ldc int) {
+	m, k := a.rows, a.cols
+	n := w.out
+	if w.in != k {
+		panic(fmt.Sprintf("tensor.GemmPackedBF16Rows: A has %d columns, W [%d, %d]", k, w.out, w.in))
+	}
+	checkGemm("GemmPackedBF16Rows", false, true, m, n, k, m*k, k, len(w.w), k, len(c), ldc)
+	switch {
+	case m == 0:
+	case alpha == 0:
+		scaleC(m, n, beta, c, ldc)
+	case !gemmRowsBF16(a, true, n, alpha, w.w, k, w.packedBF, w.bfKernel, beta, c, ldc):
+		Gemm(false, true, m, n, k, alpha, a.Float32(), k, w.w, k, beta, c, ldc)
+	}
+}
