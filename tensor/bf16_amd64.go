@@ -388,12 +388,16 @@ func serialBF16(d bfDriver, transA, transB bool, m, n, k int, alpha float32, a [
 }
 
 // bfParallelM is asmParallelM on bf16 driver d: op(B) rounded and
-// packed once, on all workers, and shared by the row chunks. Packed per
+// packed once, on all w workers, and shared by the row chunks. Packed per
 // chunk, every worker rounded the whole weight matrix again.
-func bfParallelM(d bfDriver, w int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+func bfParallelM(d bfDriver, w int, a bfA, transB bool, m, n, k int, alpha float32, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	bp := bf16Bufs.get(d.layout.size(n, k))
-	d.layout.packParallel(transB, b, ldb, n, k, *bp)
-	d.computeM(w, bfA{f: a, ld: lda, trans: transA}, m, n, k, alpha, *bp, beta, c, ldc)
+	if w > 1 {
+		d.layout.packParallel(transB, b, ldb, n, k, *bp)
+	} else {
+		d.layout.pack(transB, b, ldb, n, k, *bp)
+	}
+	d.computeM(w, a, m, n, k, alpha, *bp, beta, c, ldc)
 	bf16Bufs.put(bp)
 }
 
@@ -422,50 +426,28 @@ func packWeightBF16(w []float32, n, k int) ([]uint32, int32) {
 	return bp, kern
 }
 
-// gemmPackedBF16 is GemmPacked on a bf16 layout: the M split without the
-// pack. False when products do not run on kernel kern (the one bp was
-// packed for) now.
-func gemmPackedBF16(kern int32, m, n, k int, alpha float32, a []float32, lda int, bp []uint32, beta float32, c []float32, ldc int) bool {
+// gemmPackedBF16 is the M split on op(B) packed beforehand (PackWeight)
+// for bf16 kernel kern, op(A) float32 or bf16 rows. False when products
+// do not run on kern now.
+func gemmPackedBF16(kern int32, a bfA, m, n, k int, alpha float32, bp []uint32, beta float32, c []float32, ldc int) bool {
 	d, ok := bfDriverFor(kern)
 	if !ok || bf16KernelNow() != kern {
 		return false
 	}
-	w := workers()
-	if m*n*k < simdParallelFMAs {
-		w = 1
-	}
-	d.computeM(w, bfA{f: a, ld: lda}, m, n, k, alpha, bp, beta, c, ldc)
+	d.computeM(packedWorkers(m, n, k), a, m, n, k, alpha, bp, beta, c, ldc)
 	return true
 }
 
-// gemmRowsBF16 is GemmBF16Rows and GemmPackedBF16Rows on the bf16
-// kernel in use: the M split over a's rows, op(B) packed once (or read
-// from bp when it was packed for that kernel, kern). False when products
-// run on no bf16 kernel now.
-func gemmRowsBF16(a *BF16Rows, transB bool, n int, alpha float32, b []float32, ldb int, bp []uint32, kern int32, beta float32, c []float32, ldc int) bool {
-	now := bf16KernelNow()
-	d, ok := bfDriverFor(now)
+// gemmRowsBF16 is GemmBF16Rows on the bf16 kernel in use: bfParallelM
+// over a's rows. False when products run on no
+// bf16 kernel now.
+func gemmRowsBF16(a *BF16Rows, transB bool, n int, alpha float32, b []float32, ldb int, beta float32, c []float32, ldc int) bool {
+	d, ok := bfDriverFor(bf16KernelNow())
 	if !ok {
 		return false
 	}
 	m, k := a.rows, a.cols
-	w := workers()
-	if m*n*k < simdParallelFMAs {
-		w = 1
-	}
-	src := bfA{rows: a.pairs, ld: a.ld}
-	if bp != nil && kern == now {
-		d.computeM(w, src, m, n, k, alpha, bp, beta, c, ldc)
-		return true
-	}
-	buf := bf16Bufs.get(d.layout.size(n, k))
-	if w > 1 {
-		d.layout.packParallel(transB, b, ldb, n, k, *buf)
-	} else {
-		d.layout.pack(transB, b, ldb, n, k, *buf)
-	}
-	d.computeM(w, src, m, n, k, alpha, *buf, beta, c, ldc)
-	bf16Bufs.put(buf)
+	bfParallelM(d, packedWorkers(m, n, k), a.operand(), transB, m, n, k, alpha, b, ldb, beta, c, ldc)
 	return true
 }
 

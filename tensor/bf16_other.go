@@ -15,7 +15,7 @@ func sgemmBF16(transA, transB bool, m, n, k int, alpha float32, a []float32, lda
 
 func bf16Backend() Backend { return nil }
 
-func gemmRowsBF16(a *BF16Rows, transB bool, n int, alpha float32, b []float32, ldb int, bp []uint32, kern int32, beta float32, c []float32, ldc int) bool {
+func gemmRowsBF16(a *BF16Rows, transB bool, n int, alpha float32, b []float32, ldb int, beta float32, c []float32, ldc int) bool {
 	return false
 }
 

@@ -60,6 +60,9 @@ func (b *BF16Rows) Store(r0, rows int, src []float32, ld int) {
 	}
 }
 
+// operand is b as the bf16 drivers read op(A).
+func (b *BF16Rows) operand() bfA { return bfA{rows: b.pairs, ld: b.ld} }
+
 // Float32 is the matrix widened back to float32, [rows, cols].
 func (b *BF16Rows) Float32() []float32 {
 	out := make([]float32, b.rows*b.cols)
@@ -89,7 +92,7 @@ func GemmBF16Rows(a *BF16Rows, transB bool, n int, alpha float32, b []float32, l
 	case m == 0 || n == 0:
 	case alpha == 0:
 		scaleC(m, n, beta, c, ldc)
-	case !gemmRowsBF16(a, transB, n, alpha, b, ldb, nil, 0, beta, c, ldc):
+	case !gemmRowsBF16(a, transB, n, alpha, b, ldb, beta, c, ldc):
 		Gemm(false, transB, m, n, k, alpha, a.Float32(), k, b, ldb, beta, c, ldc)
 	}
 }
@@ -108,7 +111,9 @@ func GemmPackedBF16Rows(a *BF16Rows, alpha float32, w *PackedWeight[float32], be
 	case m == 0:
 	case alpha == 0:
 		scaleC(m, n, beta, c, ldc)
-	case !gemmRowsBF16(a, true, n, alpha, w.w, k, w.packedBF, w.bfKernel, beta, c, ldc):
+	case w.packedBF != nil && gemmPackedBF16(w.bfKernel, a.operand(), m, n, k, alpha, w.packedBF, beta, c, ldc):
+		// done on W's packing
+	case !gemmRowsBF16(a, true, n, alpha, w.w, k, beta, c, ldc):
 		Gemm(false, true, m, n, k, alpha, a.Float32(), k, w.w, k, beta, c, ldc)
 	}
 }

@@ -40,7 +40,7 @@ func ExampleGemmBF16Rows() {
 	var xb tensor.BF16Rows
 	xb.Resize(rows, in)
 	xb.Store(0, rows, x, in) // a producer stores rows as it computes them
-	w := []float32{ // [out, in]
+	w := []float32{          // [out, in]
 		1, 0, 2,
 		0, 1, -1,
 	}

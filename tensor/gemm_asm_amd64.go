@@ -121,10 +121,7 @@ func gemmPacked32(m, n, k int, alpha float32, a []float32, lda int, bp []float32
 	if !asmActive() {
 		return false
 	}
-	w, mTiles := workers(), (m+asmMR-1)/asmMR
-	if m*n*k < simdParallelFMAs {
-		w = 1
-	}
+	w, mTiles := packedWorkers(m, n, k), (m+asmMR-1)/asmMR
 	asmComputeM(mTiles, min(4*w, mTiles), w, false, m, n, k, alpha, a, lda, bp, beta, c, ldc)
 	return true
 }

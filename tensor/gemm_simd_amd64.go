@@ -34,6 +34,15 @@ const (
 	simdParallelFMAs = 1 << 20
 )
 
+// packedWorkers is how many workers an M split on an op(B) packed
+// beforehand takes: all of them, or one below simdParallelFMAs.
+func packedWorkers(m, n, k int) int {
+	if m*n*k < simdParallelFMAs {
+		return 1
+	}
+	return workers()
+}
+
 type simdBackend struct {
 	name string
 	nr   int // columns per micro-tile
@@ -72,7 +81,7 @@ func (s *simdBackend) Sgemm(transA, transB bool, m, n, k int, alpha float32, a [
 			// On the avx512 kernels (fp32 FMA, VDPBF16PS, AMX) op(B) is
 			// packed once, on all workers, and shared by the row chunks.
 			if onBF16 {
-				bfParallelM(bf, w, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+				bfParallelM(bf, w, bfA{f: a, ld: lda, trans: transA}, transB, m, n, k, alpha, b, ldb, beta, c, ldc)
 			} else {
 				asmParallelM(mTiles, min(4*w, mTiles), w, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 			}
@@ -110,26 +119,8 @@ func (s *simdBackend) sgemmSerial(transA, transB bool, m, n, k int, alpha float3
 	s.serial(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
-// packBufs recycles B-panel buffers. A channel rather than sync.Pool so a GC
-// cycle does not throw them away: steady-state training allocates nothing.
-var packBufs = make(chan *[]float32, 16)
-
-func getPackBuf() *[]float32 {
-	select {
-	case p := <-packBufs:
-		return p
-	default:
-		s := make([]float32, simdKC*(simdNC+32)+simdMC*simdKC)
-		return &s
-	}
-}
-
-func putPackBuf(p *[]float32) {
-	select {
-	case packBufs <- p:
-	default:
-	}
-}
+// packBufs recycles serial's B-panel and A-pack buffers.
+var packBufs = make(bufPool[float32], 16)
 
 // serial is the single-core blocked product on already-validated arguments.
 func (s *simdBackend) serial(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
@@ -140,8 +131,8 @@ func (s *simdBackend) serial(transA, transB bool, m, n, k int, alpha float32, a 
 		serialAsm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
-	bufp := getPackBuf()
-	defer putPackBuf(bufp)
+	bufp := packBufs.get(simdKC*(simdNC+32) + simdMC*simdKC)
+	defer packBufs.put(bufp)
 	buf := *bufp
 	nr, wide := s.nr, s.nr == 32
 	apack := buf[simdKC*(simdNC+32):]

@@ -57,7 +57,7 @@ func GemmPacked[T Float](m int, alpha T, a []T, lda int, w *PackedWeight[T], bet
 		switch {
 		case w.packed != nil && gemmPacked32(m, n, k, float32(alpha), as32(a), lda, w.packed, float32(beta), as32(c), ldc):
 			return
-		case w.packedBF != nil && gemmPackedBF16(w.bfKernel, m, n, k, float32(alpha), as32(a), lda, w.packedBF, float32(beta), as32(c), ldc):
+		case w.packedBF != nil && gemmPackedBF16(w.bfKernel, bfA{f: as32(a), ld: lda}, m, n, k, float32(alpha), w.packedBF, float32(beta), as32(c), ldc):
 			return
 		}
 	}

@@ -13,6 +13,6 @@ func gemmPacked32(m, n, k int, alpha float32, a []float32, lda int, bp []float32
 
 func packWeightBF16(w []float32, n, k int) ([]uint32, int32) { return nil, 0 }
 
-func gemmPackedBF16(kern int32, m, n, k int, alpha float32, a []float32, lda int, bp []uint32, beta float32, c []float32, ldc int) bool {
+func gemmPackedBF16(kern int32, a bfA, m, n, k int, alpha float32, bp []uint32, beta float32, c []float32, ldc int) bool {
 	return false
 }
