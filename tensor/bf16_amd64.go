@@ -35,7 +35,7 @@ func dpbf16x8x32(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Poin
 func dpbf16x8x32c(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr)
 
 //go:noescape
-func cvtPairs32(dst *uint32, src *float32, blocks int)
+func cvtPairs(dst *uint32, src *float32, n int)
 
 //go:noescape
 func packBSliverPairs(dst *uint32, src *float32, ldb uintptr, kp int, idx *uint16)
@@ -112,21 +112,11 @@ func interleave16(lo, hi archsimd.Float32x16) archsimd.Uint32x16 {
 
 // packRowPairs writes the kp pairs of one row of kb floats.
 func packRowPairs(src []float32, kb int, dst []uint32) {
-	src = src[:kb]
-	p := 0
-	if blocks := kb / 32; blocks > 0 {
-		_ = dst[blocks*16-1]
-		cvtPairs32(&dst[0], &src[0], blocks)
-		p = blocks * 16
+	if kb == 0 {
+		return
 	}
-	if p < kp(kb) {
-		// Tail (< 32 floats): through a zero-padded copy, still vectorised.
-		var in [32]float32
-		var out [16]uint32
-		copy(in[:], src[2*p:])
-		cvtPairs32(&out[0], &in[0], 1)
-		copy(dst[p:kp(kb)], out[:])
-	}
+	src, dst = src[:kb], dst[:kp(kb)]
+	cvtPairs(&dst[0], &src[0], kb)
 }
 
 func kp(kb int) int { return (kb + 1) / 2 }
@@ -139,20 +129,26 @@ func packBF16B(transB bool, b []float32, ldb, pc, j0, kb, w int, d []uint32) {
 		// op(B)(p, j) = b[j·ldb + p]: row j of b holds column j's pairs.
 		// Each half-sliver of 16 columns converts its rows into tmp, then
 		// tmp is transposed 16×16 pairs at a time into the [kp][32] lanes.
-		var tmp [16][bfKCMax / 2]uint32
+		// tmp is pooled, not a local array: zeroing 16 KiB on every call
+		// was a quarter of packing a 60-deep kᵀ sliver.
+		stride := (kp + 15) &^ 15
+		tp := bf16Bufs.get(16 * stride)
+		defer bf16Bufs.put(tp)
+		tmp := *tp
 		var rows [16]archsimd.Uint32x16
 		for jb := 0; jb < bfNR; jb += 16 {
 			nj := max(0, min(16, w-jb))
-			// packRowPairs' tail is SSE code, and the vector zeroing of
-			// rows or the last half-sliver's transpose came before it.
+			// The last half-sliver's transpose left the upper state
+			// dirty; packRowPairs is a Go call (avxaudit's rule: no call
+			// with dirty upper state).
 			archsimd.ClearAVXUpperBits()
 			for jj := range nj {
-				packRowPairs(b[(j0+jb+jj)*ldb+pc:], kb, tmp[jj][:kp])
+				packRowPairs(b[(j0+jb+jj)*ldb+pc:], kb, tmp[jj*stride:])
 			}
 			for p0 := 0; p0 < kp; p0 += 16 {
 				for jj := range rows {
 					if jj < nj {
-						rows[jj] = archsimd.LoadUint32x16Slice(tmp[jj][p0:]) // lanes past kp: never stored
+						rows[jj] = archsimd.LoadUint32x16Slice(tmp[jj*stride+p0:]) // lanes past kp: never stored
 					} else {
 						rows[jj] = archsimd.Uint32x16{} // missing columns are zero lanes
 					}
@@ -278,18 +274,34 @@ func packBF16A(transA bool, a []float32, lda, ic, pc, mb, kb int, d []uint32) (a
 			packATPairs(&d[p*bfMR], &r0[0], uintptr(lda)*4, g, uintptr(kp)*bfMR*4, &interleaveWords[0])
 			r = 16 * g
 		}
-		for ; r < panels*bfMR; r++ {
-			var v uint32
-			if r < mb {
-				v = bf16Bits(r0[r])
-				if r1 != nil {
-					v |= bf16Bits(r1[r]) << 16
-				}
-			}
-			d[((r/bfMR)*kp+p)*bfMR+r%bfMR] = v
-		}
+		packATTail(r0, r1, r, mb, panels, kp, p, d)
 	}
 	return bfMR * 4, 4
+}
+
+// packATTail packs pair p of op(A) = Aᵀ's rows r..: those after packATPairs'
+// groups of 16 and the last panel's padding. Masked loads (zero lanes)
+// take 16 rows at a time, each half going to its panel. Not inlined: in
+// packBF16A's loop the compiler hoisted roundHi16's constants into a
+// vector spill reloaded before the next packATPairs call (avxaudit).
+//
+//go:noinline
+func packATTail(r0, r1 []float32, r, mb, panels, kp, p int, d []uint32) {
+	for ; r < panels*bfMR; r += 16 {
+		var lo, hi archsimd.Float32x16
+		if n := max(0, min(16, mb-r)); n > 0 {
+			lo = loadPart(r0[r : r+n])
+			if r1 != nil {
+				hi = loadPart(r1[r : r+n])
+			}
+		}
+		v := interleave16(lo, hi)
+		v.GetLo().StoreSlice(d[((r/bfMR)*kp+p)*bfMR:])
+		if r+bfMR < panels*bfMR {
+			v.GetHi().StoreSlice(d[((r/bfMR+1)*kp+p)*bfMR:])
+		}
+	}
+	archsimd.ClearAVXUpperBits()
 }
 
 var bf16Bufs = make(bufPool[uint32], 32)

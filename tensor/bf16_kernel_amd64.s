@@ -90,19 +90,23 @@ accum:
 	VZEROUPPER
 	RET
 
-// func cvtPairs32(dst *uint32, src *float32, blocks int)
+// func cvtPairs(dst *uint32, src *float32, n int)
 //
-// blocks×32 consecutive floats → blocks×16 bf16 pairs (the lower k index
-// in the low half), rounded to nearest even by VCVTNE2PS2BF16: one
-// instruction per 32 floats where the archsimd version needs ~12.
-// Its lower 16 words come from the r/m operand (Z2 = floats 0–15), the
-// upper 16 from vvvv (Z1 = floats 16–31), so word i is float i.
-TEXT ·cvtPairs32(SB), NOSPLIT, $0-24
+// n consecutive floats → (n+1)/2 bf16 pairs (the lower k index in the low
+// half; for odd n the last pair's high half is zero), rounded to nearest
+// even by VCVTNE2PS2BF16: one instruction per 32 floats where the
+// archsimd version needs ~12. Its lower 16 words come from the r/m
+// operand (Z2 = floats 0–15), the upper 16 from vvvv (Z1 = floats 16–31),
+// so word i is float i. The last n mod 32 floats go through masked loads
+// (zero lanes past n; masked-off lanes never fault) and a masked store of
+// the pairs' words, so a row of any length is one call and nothing past
+// dst[(n+1)/2-1] is written.
+TEXT ·cvtPairs(SB), NOSPLIT, $0-24
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
-	MOVQ blocks+16(FP), CX
-	TESTQ CX, CX
-	JZ   cvtdone
+	MOVQ n+16(FP), CX
+	CMPQ CX, $32
+	JLT  cvttail
 
 cvtloop:
 	VMOVUPS (SI), Z2
@@ -112,8 +116,31 @@ cvtloop:
 	VMOVUPS Z0, (DI)
 	ADDQ $128, SI
 	ADDQ $64, DI
-	DECQ CX
-	JNZ  cvtloop
+	SUBQ $32, CX
+	CMPQ CX, $32
+	JGE  cvtloop
+
+cvttail:
+	TESTQ CX, CX
+	JZ   cvtdone
+	// K1/K2: floats 0–15 and 16–31 of the (1<<n)-1 load mask.
+	MOVL $1, AX
+	SHLL CX, AX
+	DECL AX
+	KMOVW AX, K1
+	SHRL $16, AX
+	KMOVW AX, K2
+	VMOVUPS.Z (SI), K1, Z2
+	VMOVUPS.Z 64(SI), K2, Z1
+	BYTE $0x62; BYTE $0xf2; BYTE $0x77; BYTE $0x48; BYTE $0x72; BYTE $0xc2
+	// K3: the 2·((n+1)/2) words of whole pairs (n < 32, so ≤ 32 bits).
+	INCL CX
+	ANDL $~1, CX
+	MOVQ $1, AX
+	SHLQ CX, AX
+	DECQ AX
+	KMOVD AX, K3
+	VMOVDQU16 Z0, K3, (DI)
 
 cvtdone:
 	VZEROUPPER
