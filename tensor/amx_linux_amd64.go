@@ -63,7 +63,51 @@ const (
 var amxKernel = amxTile32
 
 // Set in a variable initialiser, which runs before dispatch.go's init.
-var _ = func() bool { amxCompute = amxComputePacked; return true }()
+var _ = func() bool {
+	amxCompute = amxComputePacked
+	amxSelfCheck = func() error { return checkTileKernel(amxKernel) } // amxKernel: tests emulate it
+	return true
+}()
+
+// checkTileKernel runs a tile kernel on one 32×32 product with an exact
+// answer and says where it differs. The operands are small integers, so
+// every bf16 value and float32 sum is exact: any difference is the
+// kernel's (an instruction, the tile configuration, which operand half is
+// which k), not rounding. Three k chunks, A rows and C rows strided wider
+// than they are, C stored and then accumulated onto.
+func checkTileKernel(kernel func(chunks int, a unsafe.Pointer, lda uintptr, b unsafe.Pointer, c unsafe.Pointer, ldc uintptr, accum bool, cfg *amxConfig)) error {
+	const chunks, pairs, lda, ldc = 3, 48, 56, 40 // lda in pairs, ldc in floats
+	val := func(i, j int) float32 { return float32((i*7+j*3)%9 - 4) }
+	a := make([]uint32, amxMR*lda) // row i, pair p: A(i, 2p) | A(i, 2p+1)<<16
+	for i := range amxMR {
+		for p := range pairs {
+			a[i*lda+p] = bfPair(val(i, 2*p), val(i, 2*p+1))
+		}
+	}
+	b := make([]uint32, pairs*amxNR) // pair p, column j: B(2p, j) | B(2p+1, j)<<16
+	for p := range pairs {
+		for j := range amxNR {
+			b[p*amxNR+j] = bfPair(val(2*p+5, j), val(2*p+6, j))
+		}
+	}
+	c := make([]float32, amxMR*ldc)
+	for pass, accum := range []bool{false, true} {
+		kernel(chunks, unsafe.Pointer(&a[0]), lda*4, unsafe.Pointer(&b[0]), unsafe.Pointer(&c[0]), ldc*4, accum, amxCfg)
+		for i := range amxMR {
+			for j := range amxNR {
+				var want float32
+				for q := range 2 * pairs {
+					want += val(i, q) * val(q+5, j)
+				}
+				want *= float32(pass + 1)
+				if got := c[i*ldc+j]; got != want {
+					return fmt.Errorf("tile self-check: C[%d][%d] = %v, want %v (accumulate %v)", i, j, got, want, accum)
+				}
+			}
+		}
+	}
+	return nil
+}
 
 // amxStatus asks Linux for the tile-data permission when the CPU and OS
 // support AMX, and says whether the back end may be used.

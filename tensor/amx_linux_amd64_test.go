@@ -7,11 +7,13 @@
 package tensor
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"unsafe"
 
@@ -67,6 +69,68 @@ func emulateAMXTile32(chunks int, a unsafe.Pointer, lda uintptr, b unsafe.Pointe
 			}
 			crow[j] = s
 		}
+	}
+}
+
+// TestAMXSelfCheck: the run-time tile check passes on the emulated
+// tiles (and on AMX hardware, where it runs the real kernel), and fails
+// for kernels that get the accumulation, the A row stride or the k depth
+// wrong.
+func TestAMXSelfCheck(t *testing.T) {
+	type kernelFunc = func(int, unsafe.Pointer, uintptr, unsafe.Pointer, unsafe.Pointer, uintptr, bool, *amxConfig)
+	if bf16KernelSupported(bf16AMX) {
+		if err := checkTileKernel(amxTile32); err != nil {
+			t.Errorf("AMX hardware: %v", err)
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		kernel kernelFunc
+		ok     bool
+	}{
+		{"emulated", emulateAMXTile32, true},
+		{"no accumulate", func(ch int, a unsafe.Pointer, lda uintptr, b, c unsafe.Pointer, ldc uintptr, _ bool, cfg *amxConfig) {
+			emulateAMXTile32(ch, a, lda, b, c, ldc, false, cfg)
+		}, false},
+		{"A rows packed tight", func(ch int, a unsafe.Pointer, _ uintptr, b, c unsafe.Pointer, ldc uintptr, acc bool, cfg *amxConfig) {
+			emulateAMXTile32(ch, a, uintptr(ch)*64, b, c, ldc, acc, cfg)
+		}, false},
+		{"one chunk short", func(ch int, a unsafe.Pointer, lda uintptr, b, c unsafe.Pointer, ldc uintptr, acc bool, cfg *amxConfig) {
+			emulateAMXTile32(ch-1, a, lda, b, c, ldc, acc, cfg)
+		}, false},
+	} {
+		if err := checkTileKernel(tc.kernel); (err == nil) != tc.ok {
+			t.Errorf("%s: self-check error %v, want ok=%v", tc.name, err, tc.ok)
+		}
+	}
+}
+
+// TestAMXSelfCheckFallback: when the self-check fails, turning bf16 on
+// moves its products to the kernel this CPU has without AMX, and forcing
+// amx is refused with the check's error.
+func TestAMXSelfCheckFallback(t *testing.T) {
+	prevKernel, prevCheck, prevCPU := bf16Kernel.Load(), amxSelfCheck, cpuInfo
+	defer func() {
+		bf16Kernel.Store(prevKernel)
+		amxSelfCheck, cpuInfo = prevCheck, prevCPU
+		amxVerdict.once, amxVerdict.err = sync.Once{}, nil
+		amxVerdict.failed.Store(false)
+		SetPrecision(PrecisionFP32)
+	}()
+	amxVerdict.once, amxVerdict.err = sync.Once{}, nil
+	amxSelfCheck = func() error { return errors.New("tile self-check: C[0][0] = 1, want 2") }
+	cpuInfo.AMX = "usable"
+	bf16Kernel.Store(bf16AMX)
+	if err := SetPrecision(PrecisionBF16); err != nil {
+		t.Fatal(err)
+	}
+	c := cpuInfo
+	c.AMX = "off"
+	if got, want := bf16Kernel.Load(), chooseBF16(c); got != want || got == bf16AMX {
+		t.Errorf("after a failed self-check bf16 runs on %s, want %s", bf16KernelNames[got], bf16KernelNames[want])
+	}
+	if err := SetBackend("amx"); err == nil || amxCompute != nil && !strings.Contains(err.Error(), "not available") {
+		t.Errorf("SetBackend(amx) after a failed self-check: %v", err)
 	}
 }
 

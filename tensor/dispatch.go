@@ -2,6 +2,8 @@ package tensor
 
 import (
 	"fmt"
+	"os"
+	"sync"
 	"sync/atomic"
 )
 
@@ -62,7 +64,7 @@ func bf16KernelNow() int32 {
 func bf16KernelSupported(k int32) bool {
 	switch k {
 	case bf16AMX:
-		return amxCompute != nil && cpuInfo.AMX == "usable" && BF16Supported()
+		return amxCompute != nil && cpuInfo.AMX == "usable" && BF16Supported() && !amxVerdict.failed.Load()
 	case bf16DPBF16:
 		return BF16Supported()
 	}
@@ -97,9 +99,55 @@ func (a bfA) from(i int) bfA {
 	return a
 }
 
-// amxCompute is the AMX back end's product, set by the AMX file in builds
-// that have it (linux/amd64 with GOEXPERIMENT=simd).
-var amxCompute bfComputeFunc
+// amxCompute is the AMX back end's product and amxSelfCheck its run-time
+// check of the tile instructions on one exact product, set by the AMX
+// file in builds that have it (linux/amd64 with GOEXPERIMENT=simd).
+var (
+	amxCompute   bfComputeFunc
+	amxSelfCheck func() error
+)
+
+// amxVerdict is amxSelfCheck's result, run once; failed is set with it so
+// that bf16KernelSupported can read it without running the check.
+var amxVerdict struct {
+	once   sync.Once
+	err    error
+	failed atomic.Bool
+}
+
+// confirmAMX runs the tile self-check the first time bf16 products could
+// reach the tiles (SetPrecision bf16, SetBackend amx), not at start-up:
+// fp32 runs never execute a tile instruction. The AMX kernel was written
+// from the instruction manuals and checked against an emulation of them
+// (amx_linux_amd64_test.go); this is what stands between a
+// misunderstanding of the hardware and wrong bf16 results on a machine no
+// test ran on. On failure bf16 products move to the next kernel for this
+// CPU and the error says why.
+func confirmAMX() error {
+	amxVerdict.once.Do(func() {
+		if amxSelfCheck != nil {
+			amxVerdict.err = amxSelfCheck()
+			amxVerdict.failed.Store(amxVerdict.err != nil)
+		}
+	})
+	return amxVerdict.err
+}
+
+// checkBF16Kernel is called when bf16 products are turned on: if their
+// kernel is AMX and its self-check fails, it falls back to the kernel
+// this CPU would have without AMX and says so on stderr.
+func checkBF16Kernel() {
+	if bf16Kernel.Load() != bf16AMX {
+		return
+	}
+	if err := confirmAMX(); err != nil {
+		c := cpuInfo
+		c.AMX = "off: " + err.Error()
+		fallback := chooseBF16(c)
+		bf16Kernel.Store(fallback)
+		fmt.Fprintf(os.Stderr, "tensor: AMX %v; bf16 products run on the %s kernel\n", err, bf16KernelNames[fallback])
+	}
+}
 
 // setBF16Kernel is SetBackend for the bf16 kernel names.
 func setBF16Kernel(name string) (found bool, err error) {
@@ -107,6 +155,11 @@ func setBF16Kernel(name string) (found bool, err error) {
 		if n == name && int32(k) != bf16OnFP32 {
 			if !bf16KernelSupported(int32(k)) {
 				return true, fmt.Errorf("bf16 kernel %q: not available on this CPU/build (%s)", name, CPU())
+			}
+			if int32(k) == bf16AMX {
+				if err := confirmAMX(); err != nil {
+					return true, fmt.Errorf("bf16 kernel %q: %v", name, err)
+				}
 			}
 			bf16Kernel.Store(int32(k))
 			return true, nil

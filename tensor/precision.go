@@ -42,6 +42,7 @@ func SetPrecision(p string) error {
 		if !BF16Supported() {
 			return fmt.Errorf("precision bf16: %s", bf16Why())
 		}
+		checkBF16Kernel()
 		bf16On.Store(true)
 		return nil
 	}
