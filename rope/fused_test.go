@@ -77,13 +77,15 @@ func BenchmarkRotateSplit(b *testing.B) {
 }
 
 // The float32 path (an AVX-512 kernel where available) must agree with
-// the float64 one, for 1–3 axes and rotated-pair counts up to 16.
+// the float64 one, for 1–3 axes, axis halves of one to four vector
+// chunks (rotated pairs ending inside one) and the generic path beyond.
 func TestFusedRotateSplitMerge32(t *testing.T) {
 	B, L, H := 2, 5, 3
 	for _, g := range []struct {
 		hd, D int
 		p     float64
-	}{{60, 2, 0.75}, {64, 1, 0.5}, {48, 3, 1}, {12, 1, 0.25}, {64, 1, 1}} { // the last: 32 pairs, the generic path
+	}{{60, 2, 0.75}, {64, 1, 0.5}, {48, 3, 1}, {12, 1, 0.25}, {64, 1, 1}, {96, 1, 0.75}, // halves of 1–3 vector chunks, rotated pairs ending inside one
+		{160, 1, 1}} { // a half of 80: the generic path
 		l, err := NewLayout(g.hd, g.D, g.p, 10000)
 		if err != nil {
 			t.Fatal(err)
