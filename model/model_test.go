@@ -989,3 +989,56 @@ func TestProducerRoundingBF16(t *testing.T) {
 		}
 	}
 }
+
+// TestQKVRoPEGroups: with packed weights, the q|k|v product and RoPE run a
+// few samples at a time (qkvRoPE); the outputs must equal those of the
+// whole batch at once to the bit, in fp32 and bf16, with a last group
+// shorter than the others.
+func TestQKVRoPEGroups(t *testing.T) {
+	precisions := []string{tensor.PrecisionFP32}
+	if tensor.BF16Supported() {
+		precisions = append(precisions, tensor.PrecisionBF16)
+	}
+	defer func(g int) { qkvGroupRows = g }(qkvGroupRows)
+	defer tensor.SetPrecision(tensor.PrecisionFP32)
+	for _, prec := range precisions {
+		for _, task := range []string{TaskPretrain, TaskClassify} {
+			t.Run(prec+"/"+task, func(t *testing.T) {
+				if err := tensor.SetPrecision(prec); err != nil {
+					t.Fatal(err)
+				}
+				cfg := smallConfig(task, 2)
+				cfg.Encoder = Size{DModel: 64, Heads: 2, Depth: 2, FFN: 96}
+				bt := testBatch(5, 50, 2, 2, false, 17)
+				mask := testMask(bt, 6)
+				m, err := New[float32](cfg, 3)
+				if err != nil {
+					t.Fatal(err)
+				}
+				m.PackWeights()
+				ws := m.NewWorkspace()
+				run := func(groupRows, wantSamples int) []float32 {
+					qkvGroupRows = groupRows
+					if got := qkvSamples(m.enc.packed[0].qkv, bt.B, bt.L); got != wantSamples {
+						t.Fatalf("qkvGroupRows %d: groups of %d samples, want %d", groupRows, got, wantSamples)
+					}
+					if task == TaskPretrain {
+						_, err = m.ForwardPretrain(ws, bt, mask, false, rand.New(rand.NewPCG(1, 2)))
+					} else {
+						_, err = m.ForwardTask(ws, bt, LossOptions{}, false, rand.New(rand.NewPCG(1, 2)))
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					return append([]float32(nil), ws.Output()...)
+				}
+				want, got := run(0, bt.B), run(100, 2) // groups of 2, 2, 1 samples
+				for i := range want {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) || math.IsNaN(float64(got[i])) {
+						t.Fatalf("output[%d]: %v in groups, %v for the whole batch", i, got[i], want[i])
+					}
+				}
+			})
+		}
+	}
+}

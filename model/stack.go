@@ -277,11 +277,12 @@ func (s *stack[T]) forward(a *stackActs[T], keyPad []bool, rng *rand.Rand) {
 		// Attention branch.
 		// One [N,d]×[d,3d] product for q|k|v: norm1 is read once and the
 		// kernel runs 540 columns wide instead of 3×180.
-		a.normLinear(pk.qkv, a.lin3, l.norm1, l.rstd1, x, blk.attnNorm.W, qkvWeights(blk, false), N, d, 3*d, s.eps)
 		if a.rot != nil {
-			a.rot.RotateSplit(l.q, a.lin3, 3*d, B, L, H) // RoPE fused into the head split
-			a.rot.RotateSplit(l.k, a.lin3[d:], 3*d, B, L, H)
+			// RoPE fused into the head split, a few samples at a time
+			// after their q|k|v rows (qkvRoPE).
+			a.qkvRoPE(pk.qkv, l, x, blk, s, qkvSamples(pk.qkv, B, L))
 		} else {
+			a.normLinear(pk.qkv, a.lin3, l.norm1, l.rstd1, x, blk.attnNorm.W, qkvWeights(blk, false), N, d, 3*d, s.eps)
 			nn.SplitHeadsLD(l.q, a.lin3, 3*d, B, L, H, hd)
 			nn.SplitHeadsLD(l.k, a.lin3[d:], 3*d, B, L, H, hd)
 		}
@@ -327,6 +328,44 @@ func (s *stack[T]) forward(a *stackActs[T], keyPad []bool, rng *rand.Rand) {
 		}
 		x = out
 	}
+}
+
+// qkvRoPE is q|k|v = RMSNorm(x)·W_qkvᵀ followed by RoPE on q and k (into
+// head-major l.q, l.k), per group of nb samples: a group's q|k|v rows
+// are rotated right after the product wrote them, while they are still
+// in the cores' caches. Over the whole batch at once, the rotation read
+// 14 MB of q|k|v back from memory and took 4× its in-cache time (bf16
+// inference on Zen 4: RoPE 8% of the CPU time, the step 6–7% faster in
+// groups of 2 samples). Each row's arithmetic is the same either way.
+func (a *stackActs[T]) qkvRoPE(pw *tensor.PackedWeight[T], l *layerActs[T], x []T, blk *block[T], s *stack[T], nb int) {
+	B, L, d, H, hd := a.B, a.L, s.DModel, s.Heads, s.hd
+	for b0 := 0; b0 < B; b0 += nb {
+		n := min(nb, B-b0)
+		r0, rows := b0*L, n*L
+		a.normLinear(pw, a.lin3[r0*3*d:], l.norm1[r0*d:], l.rstd1[r0:], x[r0*d:], blk.attnNorm.W, qkvWeights(blk, false), rows, d, 3*d, s.eps)
+		rot := a.rot
+		if n < B {
+			rot = rot.Rows(r0, rows)
+		}
+		rot.RotateSplit(l.q[b0*H*L*hd:], a.lin3[r0*3*d:], 3*d, n, L, H)
+		rot.RotateSplit(l.k[b0*H*L*hd:], a.lin3[r0*3*d+d:], 3*d, n, L, H)
+	}
+}
+
+// qkvGroupRows is about how many q|k|v rows qkvRoPE computes and rotates
+// at once: 384 rows of RoMAE-tiny's 540 columns are 0.8 MB, split
+// between the cores' L2 caches. A variable so tests can compare.
+var qkvGroupRows = 384
+
+// qkvSamples is qkvRoPE's group size in samples: the whole batch unless
+// the weight is packed once (serving, the inference commands). Packed per
+// product, the weight would be packed again for every group (measured:
+// fine-tuning no faster, up to 2% slower).
+func qkvSamples[T tensor.Float](pw *tensor.PackedWeight[T], B, L int) int {
+	if pw == nil || qkvGroupRows <= 0 {
+		return B
+	}
+	return max(1, (qkvGroupRows+L/2)/L)
 }
 
 // backward takes a.dx = dLoss/dOutput and leaves a.dx = dLoss/dInput,
