@@ -807,110 +807,98 @@ func TestOfficialParityNeedsQueryAll(t *testing.T) {
 // The shapes are large enough for the products to split over the cores.
 // Under bf16 too, where the weights are packed as rounded bf16 pairs.
 func TestPackWeights(t *testing.T) {
-	precisions := []string{tensor.PrecisionFP32}
-	if tensor.BF16Supported() {
-		precisions = append(precisions, tensor.PrecisionBF16)
-	}
-	defer tensor.SetPrecision(tensor.PrecisionFP32)
-	for _, prec := range precisions {
-		for _, task := range []string{TaskPretrain, TaskClassify} {
-			t.Run(prec+"/"+task, func(t *testing.T) {
-				if err := tensor.SetPrecision(prec); err != nil {
-					t.Fatal(err)
-				}
-				cfg := smallConfig(task, 2)
-				cfg.Encoder = Size{DModel: 64, Heads: 2, Depth: 2, FFN: 96}
-				cfg.Decoder = Size{DModel: 32, Heads: 1, Depth: 1, FFN: 48}
-				plain, err := New[float32](cfg, 5)
-				if err != nil {
-					t.Fatal(err)
-				}
-				packed, err := New[float32](cfg, 5)
-				if err != nil {
-					t.Fatal(err)
-				}
-				packed.PackWeights()
-				if packed.enc.packed == nil || (len(packed.dec.blocks) > 0) != (packed.dec.packed != nil) {
-					t.Fatal("PackWeights left a stack unpacked")
-				}
-				bt := testBatch(4, 50, 2, 2, false, 13)
-				mask := testMask(bt, 6)
-				run := func(m *Model[float32]) [][]float32 {
-					ws := m.NewWorkspace()
-					var outs [][]float32
-					if task == TaskPretrain {
-						if _, err := m.ForwardPretrain(ws, bt, mask, false, nil); err != nil {
-							t.Fatal(err)
-						}
-						outs = append(outs, append([]float32(nil), ws.Output()...))
-						qPos := make([]float32, bt.B*3*bt.D)
-						for i := range qPos {
-							qPos[i] = float32(i%7) + 0.5
-						}
-						y, err := m.Interpolate(ws, bt, qPos, make([]bool, bt.B*3), 3)
-						if err != nil {
-							t.Fatal(err)
-						}
-						outs = append(outs, append([]float32(nil), y...))
-					} else {
-						if _, err := m.ForwardTask(ws, bt, LossOptions{}, false, nil); err != nil {
-							t.Fatal(err)
-						}
-						outs = append(outs, append([]float32(nil), ws.Output()...))
-					}
-					e, err := m.Embed(ws, bt, PoolMean, nil)
-					if err != nil {
-						t.Fatal(err)
-					}
-					return append(outs, append([]float32(nil), e...))
-				}
-				same := func(when string) {
-					t.Helper()
-					want, got := run(plain), run(packed)
-					for o := range want {
-						for i := range want[o] {
-							if math.Float32bits(got[o][i]) != math.Float32bits(want[o][i]) {
-								t.Fatalf("%s: output %d[%d]: packed %v, plain %v", when, o, i, got[o][i], want[o][i])
-							}
-						}
-					}
-				}
-				same("packed")
-
-				// A training step on both: the packed model must drop its copies
-				// and then follow the new weights.
-				for _, m := range []*Model[float32]{plain, packed} {
-					ws := m.NewWorkspace()
-					m.ZeroGrad()
-					if task == TaskPretrain {
-						_, err = m.ForwardPretrain(ws, bt, mask, true, rand.New(rand.NewPCG(1, 2)))
-						m.BackwardPretrain(ws)
-					} else {
-						_, err = m.ForwardTask(ws, bt, LossOptions{}, true, rand.New(rand.NewPCG(1, 2)))
-						m.BackwardTask(ws)
-					}
-					if err != nil {
-						t.Fatal(err)
-					}
-					for i, g := range m.G {
-						m.W[i] -= 0.1 * g
-					}
-				}
-				if packed.enc.packed != nil || packed.dec.packed != nil {
-					t.Fatal("a training forward pass kept the packed weights")
-				}
-				same("after a training step")
-
-				packed.PackWeights()
-				if err := packed.TransferEncoder(plain); err != nil {
-					t.Fatal(err)
-				}
-				if packed.enc.packed != nil {
-					t.Fatal("TransferEncoder kept the packed weights")
-				}
-			})
+	eachPrecisionTask(t, func(t *testing.T, task string) {
+		cfg := smallConfig(task, 2)
+		cfg.Encoder = Size{DModel: 64, Heads: 2, Depth: 2, FFN: 96}
+		cfg.Decoder = Size{DModel: 32, Heads: 1, Depth: 1, FFN: 48}
+		plain, err := New[float32](cfg, 5)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
+		packed, err := New[float32](cfg, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		packed.PackWeights()
+		if packed.enc.packed == nil || (len(packed.dec.blocks) > 0) != (packed.dec.packed != nil) {
+			t.Fatal("PackWeights left a stack unpacked")
+		}
+		bt := testBatch(4, 50, 2, 2, false, 13)
+		mask := testMask(bt, 6)
+		run := func(m *Model[float32]) [][]float32 {
+			ws := m.NewWorkspace()
+			var outs [][]float32
+			if task == TaskPretrain {
+				if _, err := m.ForwardPretrain(ws, bt, mask, false, nil); err != nil {
+					t.Fatal(err)
+				}
+				outs = append(outs, append([]float32(nil), ws.Output()...))
+				qPos := make([]float32, bt.B*3*bt.D)
+				for i := range qPos {
+					qPos[i] = float32(i%7) + 0.5
+				}
+				y, err := m.Interpolate(ws, bt, qPos, make([]bool, bt.B*3), 3)
+				if err != nil {
+					t.Fatal(err)
+				}
+				outs = append(outs, append([]float32(nil), y...))
+			} else {
+				if _, err := m.ForwardTask(ws, bt, LossOptions{}, false, nil); err != nil {
+					t.Fatal(err)
+				}
+				outs = append(outs, append([]float32(nil), ws.Output()...))
+			}
+			e, err := m.Embed(ws, bt, PoolMean, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return append(outs, append([]float32(nil), e...))
+		}
+		same := func(when string) {
+			t.Helper()
+			want, got := run(plain), run(packed)
+			for o := range want {
+				for i := range want[o] {
+					if math.Float32bits(got[o][i]) != math.Float32bits(want[o][i]) {
+						t.Fatalf("%s: output %d[%d]: packed %v, plain %v", when, o, i, got[o][i], want[o][i])
+					}
+				}
+			}
+		}
+		same("packed")
+
+		// A training step on both: the packed model must drop its copies
+		// and then follow the new weights.
+		for _, m := range []*Model[float32]{plain, packed} {
+			ws := m.NewWorkspace()
+			m.ZeroGrad()
+			if task == TaskPretrain {
+				_, err = m.ForwardPretrain(ws, bt, mask, true, rand.New(rand.NewPCG(1, 2)))
+				m.BackwardPretrain(ws)
+			} else {
+				_, err = m.ForwardTask(ws, bt, LossOptions{}, true, rand.New(rand.NewPCG(1, 2)))
+				m.BackwardTask(ws)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, g := range m.G {
+				m.W[i] -= 0.1 * g
+			}
+		}
+		if packed.enc.packed != nil || packed.dec.packed != nil {
+			t.Fatal("a training forward pass kept the packed weights")
+		}
+		same("after a training step")
+
+		packed.PackWeights()
+		if err := packed.TransferEncoder(plain); err != nil {
+			t.Fatal(err)
+		}
+		if packed.enc.packed != nil {
+			t.Fatal("TransferEncoder kept the packed weights")
+		}
+	})
 }
 
 // With bf16 products, RMSNorm and SiLU store their outputs in bf16 for the
@@ -995,11 +983,50 @@ func TestProducerRoundingBF16(t *testing.T) {
 // whole batch at once to the bit, in fp32 and bf16, with a last group
 // shorter than the others.
 func TestQKVRoPEGroups(t *testing.T) {
+	defer func(g int) { qkvGroupRows = g }(qkvGroupRows)
+	eachPrecisionTask(t, func(t *testing.T, task string) {
+		cfg := smallConfig(task, 2)
+		cfg.Encoder = Size{DModel: 64, Heads: 2, Depth: 2, FFN: 96}
+		bt := testBatch(5, 50, 2, 2, false, 17)
+		mask := testMask(bt, 6)
+		m, err := New[float32](cfg, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.PackWeights()
+		ws := m.NewWorkspace()
+		run := func(groupRows, wantSamples int) []float32 {
+			qkvGroupRows = groupRows
+			if got := qkvSamples(m.enc.packed[0].qkv, bt.B, bt.L); got != wantSamples {
+				t.Fatalf("qkvGroupRows %d: groups of %d samples, want %d", groupRows, got, wantSamples)
+			}
+			if task == TaskPretrain {
+				_, err = m.ForwardPretrain(ws, bt, mask, false, rand.New(rand.NewPCG(1, 2)))
+			} else {
+				_, err = m.ForwardTask(ws, bt, LossOptions{}, false, rand.New(rand.NewPCG(1, 2)))
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			return append([]float32(nil), ws.Output()...)
+		}
+		want, got := run(0, bt.B), run(100, 2) // groups of 2, 2, 1 samples
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) || math.IsNaN(float64(got[i])) {
+				t.Fatalf("output[%d]: %v in groups, %v for the whole batch", i, got[i], want[i])
+			}
+		}
+	})
+}
+
+// eachPrecisionTask runs fn as a subtest for pre-training and
+// classification under fp32, and under bf16 where this CPU has a bf16
+// kernel, with the precision set (and fp32 restored after).
+func eachPrecisionTask(t *testing.T, fn func(t *testing.T, task string)) {
 	precisions := []string{tensor.PrecisionFP32}
 	if tensor.BF16Supported() {
 		precisions = append(precisions, tensor.PrecisionBF16)
 	}
-	defer func(g int) { qkvGroupRows = g }(qkvGroupRows)
 	defer tensor.SetPrecision(tensor.PrecisionFP32)
 	for _, prec := range precisions {
 		for _, task := range []string{TaskPretrain, TaskClassify} {
@@ -1007,37 +1034,7 @@ func TestQKVRoPEGroups(t *testing.T) {
 				if err := tensor.SetPrecision(prec); err != nil {
 					t.Fatal(err)
 				}
-				cfg := smallConfig(task, 2)
-				cfg.Encoder = Size{DModel: 64, Heads: 2, Depth: 2, FFN: 96}
-				bt := testBatch(5, 50, 2, 2, false, 17)
-				mask := testMask(bt, 6)
-				m, err := New[float32](cfg, 3)
-				if err != nil {
-					t.Fatal(err)
-				}
-				m.PackWeights()
-				ws := m.NewWorkspace()
-				run := func(groupRows, wantSamples int) []float32 {
-					qkvGroupRows = groupRows
-					if got := qkvSamples(m.enc.packed[0].qkv, bt.B, bt.L); got != wantSamples {
-						t.Fatalf("qkvGroupRows %d: groups of %d samples, want %d", groupRows, got, wantSamples)
-					}
-					if task == TaskPretrain {
-						_, err = m.ForwardPretrain(ws, bt, mask, false, rand.New(rand.NewPCG(1, 2)))
-					} else {
-						_, err = m.ForwardTask(ws, bt, LossOptions{}, false, rand.New(rand.NewPCG(1, 2)))
-					}
-					if err != nil {
-						t.Fatal(err)
-					}
-					return append([]float32(nil), ws.Output()...)
-				}
-				want, got := run(0, bt.B), run(100, 2) // groups of 2, 2, 1 samples
-				for i := range want {
-					if math.Float32bits(got[i]) != math.Float32bits(want[i]) || math.IsNaN(float64(got[i])) {
-						t.Fatalf("output[%d]: %v in groups, %v for the whole batch", i, got[i], want[i])
-					}
-				}
+				fn(t, task)
 			})
 		}
 	}
