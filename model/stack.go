@@ -335,7 +335,7 @@ func (s *stack[T]) forward(a *stackActs[T], keyPad []bool, rng *rand.Rand) {
 // are rotated right after the product wrote them, while they are still
 // in the cores' caches. Over the whole batch at once, the rotation read
 // 14 MB of q|k|v back from memory and took 4× its in-cache time (bf16
-// inference on Zen 4: RoPE 8% of the CPU time, the step 6–7% faster in
+// inference on Zen 4: RoPE 8% of the CPU time, the step 5–7% faster in
 // groups of 2 samples). Each row's arithmetic is the same either way.
 func (a *stackActs[T]) qkvRoPE(pw *tensor.PackedWeight[T], l *layerActs[T], x []T, blk *block[T], s *stack[T], nb int) {
 	B, L, d, H, hd := a.B, a.L, s.DModel, s.Heads, s.hd
@@ -359,8 +359,8 @@ var qkvGroupRows = 384
 
 // qkvSamples is qkvRoPE's group size in samples: the whole batch unless
 // the weight is packed once (serving, the inference commands). Packed per
-// product, the weight would be packed again for every group (measured:
-// fine-tuning no faster, up to 2% slower).
+// product, the weight would be packed again for every group (measured
+// on fine-tuning: no faster, −3% to +3% per round).
 func qkvSamples[T tensor.Float](pw *tensor.PackedWeight[T], B, L int) int {
 	if pw == nil || qkvGroupRows <= 0 {
 		return B
