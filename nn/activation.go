@@ -31,23 +31,47 @@ func SiLUForwardBF16(outBF *tensor.BF16Rows, out, in []float32, rows, cols int) 
 	outBF.Resize(rows, cols)
 	step := max(1, 4096/cols) // rows per piece: 16 KiB of float32
 	tensor.ParallelFor(rows, step, func(lo, hi int) {
-		var buf *[]float32
-		if out == nil {
-			buf = getScratch(step * cols)
-			defer putScratch(buf)
-		}
+		sink := newRowSink(out, step, cols)
+		defer sink.release()
 		for r0 := lo; r0 < hi; r0 += step {
 			r1 := min(r0+step, hi)
-			var y []float32 // rows r0..r1 of out, or scratch
-			if out != nil {
-				y = out[r0*cols : r1*cols]
-			} else {
-				y = (*buf)[:(r1-r0)*cols]
-			}
+			y := sink.rows(r0, r1)
 			tensor.SiLU32(y, in[r0*cols:r1*cols])
 			outBF.Store(r0, r1-r0, y, cols)
 		}
 	})
+}
+
+// rowSink is where a layer that also stores its output in bf16 writes the
+// float32 rows of one piece: out itself, or, when out is nil (no backward
+// pass keeps it), one worker's scratch, reused for every piece.
+type rowSink struct {
+	out  []float32
+	buf  *[]float32
+	cols int
+}
+
+// newRowSink is a sink for pieces of up to chunk rows of out [?, cols].
+func newRowSink(out []float32, chunk, cols int) rowSink {
+	s := rowSink{out: out, cols: cols}
+	if out == nil {
+		s.buf = getScratch(chunk * cols)
+	}
+	return s
+}
+
+// rows is where rows r0..r1 go.
+func (s rowSink) rows(r0, r1 int) []float32 {
+	if s.out != nil {
+		return s.out[r0*s.cols : r1*s.cols]
+	}
+	return (*s.buf)[:(r1-r0)*s.cols]
+}
+
+func (s rowSink) release() {
+	if s.buf != nil {
+		putScratch(s.buf)
+	}
 }
 
 // SiLUBackward: dIn = dOut · σ(x)·(1 + x·(1−σ(x))), overwritten.

@@ -82,19 +82,11 @@ func RMSNormBackward[T tensor.Float](dIn, dG, dOut, in, g, rstd []T, n, d int, a
 // the chunk goes through scratch.
 func rmsNormForward32(out, rstd, in, g []float32, n, d int, eps float64, outBF *tensor.BF16Rows) {
 	tensor.ParallelFor(n, 16, func(lo, hi int) {
-		var buf *[]float32
-		if out == nil {
-			buf = getScratch(16 * d)
-			defer putScratch(buf)
-		}
+		sink := newRowSink(out, 16, d)
+		defer sink.release()
 		for r0 := lo; r0 < hi; r0 += 16 {
 			r1 := min(r0+16, hi)
-			var yc []float32 // rows r0..r1 of out, or scratch
-			if out != nil {
-				yc = out[r0*d:]
-			} else {
-				yc = *buf
-			}
+			yc := sink.rows(r0, r1)
 			for r := r0; r < r1; r++ {
 				x := in[r*d : (r+1)*d]
 				s := float32(1 / math.Sqrt(float64(tensor.SumSq32(x))/float64(d)+eps))
