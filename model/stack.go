@@ -168,6 +168,7 @@ type stackActs[T tensor.Float] struct {
 	selX, selMerged, selOut, selDx, selDMerged []T
 	layers                                     []layerActs[T]
 	rot                                        *rope.Table[T] // nil: no rotation (absolute positions)
+	rotGroup                                   rope.Table[T]  // rot's rows of qkvRoPE's current group
 	// dAngles [B·L, D·R], when set, accumulates dLoss/d(rotation angle)
 	// over all blocks: learned-angle modes (SIREN-RoPE) back-propagate it
 	// into the network that produced the angles.
@@ -343,12 +344,9 @@ func (a *stackActs[T]) qkvRoPE(pw *tensor.PackedWeight[T], l *layerActs[T], x []
 		n := min(nb, B-b0)
 		r0, rows := b0*L, n*L
 		a.normLinear(pw, a.lin3[r0*3*d:], l.norm1[r0*d:], l.rstd1[r0:], x[r0*d:], blk.attnNorm.W, qkvWeights(blk, false), rows, d, 3*d, s.eps)
-		rot := a.rot
-		if n < B {
-			rot = rot.Rows(r0, rows)
-		}
-		rot.RotateSplit(l.q[b0*H*L*hd:], a.lin3[r0*3*d:], 3*d, n, L, H)
-		rot.RotateSplit(l.k[b0*H*L*hd:], a.lin3[r0*3*d+d:], 3*d, n, L, H)
+		a.rotGroup = a.rot.Rows(r0, rows)
+		a.rotGroup.RotateSplit(l.q[b0*H*L*hd:], a.lin3[r0*3*d:], 3*d, n, L, H)
+		a.rotGroup.RotateSplit(l.k[b0*H*L*hd:], a.lin3[r0*3*d+d:], 3*d, n, L, H)
 	}
 }
 

@@ -90,13 +90,14 @@ func (t *Table[T]) Compute(l Layout, positions []T, n int) {
 }
 
 // Rows is the table of tokens r0..r0+n-1 alone, sharing t's memory: for
-// rotating a slice of the batch (whole samples of it) on its own.
-func (t *Table[T]) Rows(r0, n int) *Table[T] {
+// rotating a slice of the batch (whole samples of it) on its own. A value,
+// so a caller that keeps it in a long-lived struct allocates nothing.
+func (t *Table[T]) Rows(r0, n int) Table[T] {
 	if r0 < 0 || n < 0 || r0+n > t.N {
 		panic(fmt.Sprintf("rope: Table.Rows(%d, %d) of a %d-token table", r0, n, t.N))
 	}
 	w := t.D * t.R
-	return &Table[T]{Layout: t.Layout, N: n, Cos: t.Cos[r0*w : (r0+n)*w], Sin: t.Sin[r0*w : (r0+n)*w]}
+	return Table[T]{Layout: t.Layout, N: n, Cos: t.Cos[r0*w : (r0+n)*w], Sin: t.Sin[r0*w : (r0+n)*w]}
 }
 
 // SetAngles fills the table from explicit angles[N, D·R] (the learned
