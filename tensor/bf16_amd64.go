@@ -414,12 +414,9 @@ func bfParallelM(d bfDriver, w int, a bfA, transB bool, m, n, k int, alpha float
 }
 
 // computeM is compute split over w workers in row chunks of whole
-// multiples of d.rows, all reading the same packed op(B); 4 chunks per
-// worker, so a core slowed by another process just takes fewer of them.
+// multiples of d.rows (rowChunks), all reading the same packed op(B).
 func (d bfDriver) computeM(w int, a bfA, m, n, k int, alpha float32, bp []uint32, beta float32, c []float32, ldc int) {
-	units := (m + d.rows - 1) / d.rows
-	parallelChunks(units, min(4*w, units), w, 0, func(lo, hi int) {
-		i0, i1 := lo*d.rows, min(hi*d.rows, m)
+	rowChunks(w, m, d.rows, func(i0, i1 int) {
 		d.compute(a.from(i0), i1-i0, n, k, alpha, bp, beta, c[i0*ldc:], ldc)
 	})
 }

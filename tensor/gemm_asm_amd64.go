@@ -77,18 +77,17 @@ func forKBlocks(transA, transB bool, k, kc, lda, ldb int, beta float32, block fu
 
 // asmParallelM is the M-split product with op(B) packed once and shared:
 // the chunks only differ in their rows of A and C.
-func asmParallelM(mTiles, chunks, w int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+func asmParallelM(w int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	bp := asmBufs.get(asmPackedLen(n, k))
 	asmPackBParallel(transB, b, ldb, n, k, *bp)
-	asmComputeM(mTiles, chunks, w, transA, m, n, k, alpha, a, lda, *bp, beta, c, ldc)
+	asmComputeM(w, transA, m, n, k, alpha, a, lda, *bp, beta, c, ldc)
 	asmBufs.put(bp)
 }
 
-// asmComputeM is asmCompute split over the workers in chunks of whole
-// 8-row panels, all reading the same packed op(B).
-func asmComputeM(mTiles, chunks, w int, transA bool, m, n, k int, alpha float32, a []float32, lda int, bp []float32, beta float32, c []float32, ldc int) {
-	parallelChunks(mTiles, chunks, w, 0, func(lo, hi int) {
-		i0, i1 := lo*asmMR, min(hi*asmMR, m)
+// asmComputeM is asmCompute split over w workers in row chunks of whole
+// 8-row panels (rowChunks), all reading the same packed op(B).
+func asmComputeM(w int, transA bool, m, n, k int, alpha float32, a []float32, lda int, bp []float32, beta float32, c []float32, ldc int) {
+	rowChunks(w, m, asmMR, func(i0, i1 int) {
 		aOff := i0 * lda
 		if transA {
 			aOff = i0
@@ -121,8 +120,7 @@ func gemmPacked32(m, n, k int, alpha float32, a []float32, lda int, bp []float32
 	if !asmActive() {
 		return false
 	}
-	w, mTiles := packedWorkers(m, n, k), (m+asmMR-1)/asmMR
-	asmComputeM(mTiles, min(4*w, mTiles), w, false, m, n, k, alpha, a, lda, bp, beta, c, ldc)
+	asmComputeM(packedWorkers(m, n, k), false, m, n, k, alpha, a, lda, bp, beta, c, ldc)
 	return true
 }
 

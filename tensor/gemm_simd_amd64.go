@@ -43,6 +43,17 @@ func packedWorkers(m, n, k int) int {
 	return workers()
 }
 
+// rowChunks runs fn over rows [0, m) on w workers, in chunks of whole
+// units of unit rows (a kernel's panel height), 4 chunks per worker, so a
+// core slowed by another process just takes fewer of them: the M split
+// of every product whose op(B) is packed once and shared.
+func rowChunks(w, m, unit int, fn func(i0, i1 int)) {
+	units := (m + unit - 1) / unit
+	parallelChunks(units, min(4*w, units), w, 0, func(lo, hi int) {
+		fn(lo*unit, min(hi*unit, m))
+	})
+}
+
 type simdBackend struct {
 	name string
 	nr   int // columns per micro-tile
@@ -83,7 +94,7 @@ func (s *simdBackend) Sgemm(transA, transB bool, m, n, k int, alpha float32, a [
 			if onBF16 {
 				bfParallelM(bf, w, bfA{f: a, ld: lda, trans: transA}, transB, m, n, k, alpha, b, ldb, beta, c, ldc)
 			} else {
-				asmParallelM(mTiles, min(4*w, mTiles), w, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+				asmParallelM(w, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 			}
 			return
 		}
