@@ -32,7 +32,7 @@ import (
 func dpbf16x8x32(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, out *[256]float32)
 
 //go:noescape
-func dpbf16x8x32c(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr)
+func dpbf16x8x32c(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr, cols int)
 
 //go:noescape
 func cvtPairs(dst *uint32, src *float32, n int)
@@ -505,14 +505,15 @@ func bfCompute(a bfA, m, n, k int, alpha float32, bpk []uint32, beta float32, c 
 						ldcb |= 1 << 63
 					}
 					for s, js := 0, 0; js < nb; s, js = s+1, js+bfNR {
-						if direct && nb-js >= bfNR {
+						cols := min(bfNR, nb-js)
+						if direct && (tileMaskedStores || cols == bfNR) {
 							cRow := c[i*ldc+jc+js:]
-							_ = cRow[(bfMR-1)*ldc+bfNR-1] // bounds: the whole tile
-							dpbf16x8x32c(kp, ap, astep, arow, unsafe.Pointer(&bbuf[s*kp*bfNR]), unsafe.Pointer(&cRow[0]), ldcb)
+							_ = cRow[(bfMR-1)*ldc+cols-1] // bounds: the whole tile
+							dpbf16x8x32c(kp, ap, astep, arow, unsafe.Pointer(&bbuf[s*kp*bfNR]), unsafe.Pointer(&cRow[0]), ldcb, cols)
 							continue
 						}
 						dpbf16x8x32(kp, ap, astep, arow, unsafe.Pointer(&bbuf[s*kp*bfNR]), &out)
-						storeTile32(c[i*ldc+jc+js:], ldc, rows, min(bfNR, nb-js), alpha, bet, &out)
+						storeTile32(c[i*ldc+jc+js:], ldc, rows, cols, alpha, bet, &out)
 					}
 				}
 			}

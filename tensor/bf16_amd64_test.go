@@ -54,7 +54,7 @@ func BenchmarkKernel(b *testing.B) {
 	b.Run("fp32-fma", func(b *testing.B) {
 		a, bb := make([]float32, 8*k), make([]float32, k*32)
 		for range b.N {
-			fma8x32c(k, unsafe.Pointer(&a[0]), 4, k*4, unsafe.Pointer(&bb[0]), unsafe.Pointer(&c[0]), 32*4)
+			fma8x32c(k, unsafe.Pointer(&a[0]), 4, k*4, unsafe.Pointer(&bb[0]), unsafe.Pointer(&c[0]), 32*4, 32)
 		}
 		b.ReportMetric(float64(2*8*32*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 	})
@@ -65,7 +65,7 @@ func BenchmarkKernel(b *testing.B) {
 		const kp = k / 2
 		a, bb := make([]uint32, bfMR*kp), make([]uint32, kp*bfNR)
 		for range b.N {
-			dpbf16x8x32c(kp, unsafe.Pointer(&a[0]), 4, kp*4, unsafe.Pointer(&bb[0]), unsafe.Pointer(&c[0]), bfNR*4)
+			dpbf16x8x32c(kp, unsafe.Pointer(&a[0]), 4, kp*4, unsafe.Pointer(&bb[0]), unsafe.Pointer(&c[0]), bfNR*4, bfNR)
 		}
 		b.ReportMetric(float64(2*bfMR*bfNR*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 	})

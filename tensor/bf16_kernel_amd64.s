@@ -70,25 +70,17 @@ loop:
 	VZEROUPPER
 	RET
 
-// func dpbf16x8x32c(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr)
+// func dpbf16x8x32c(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr, cols int)
 //
-// dpbf16x8x32 storing the full tile straight into C, as fma8x32c.
-TEXT ·dpbf16x8x32c(SB), NOSPLIT, $0-56
+// dpbf16x8x32 storing the tile's first cols columns straight into C, as
+// fma8x32c.
+TEXT ·dpbf16x8x32c(SB), NOSPLIT, $0-64
 	TILE_PROLOGUE
 
 loop:
 	DPBF16_STEP
 	JNZ  loop
-	TILE_C_ARGS
-	JCS  accum
-	TILE_STORE_C
-	VZEROUPPER
-	RET
-
-accum:
-	TILE_ADD_C
-	VZEROUPPER
-	RET
+	TILE_C_EPILOGUE
 
 // func cvtPairs(dst *uint32, src *float32, n int)
 //

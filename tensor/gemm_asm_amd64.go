@@ -14,7 +14,7 @@ import (
 )
 
 //go:noescape
-func fma8x32c(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr)
+func fma8x32c(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr, cols int)
 
 //go:noescape
 func fma8x32(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, out *[256]float32)
@@ -38,6 +38,11 @@ var simdAsmKernel = true
 // asmDirectAT makes asmCompute read op(A) = Aᵀ in place (false: packed
 // by packAT8 first), a variable so benchmarks can compare both.
 var asmDirectAT = true
+
+// tileMaskedStores lets the kernels store partial-column tiles into C
+// with masked stores (false: through out and storeTile32), a variable so
+// benchmarks can compare both.
+var tileMaskedStores = true
 
 var asmBufs = make(bufPool[float32], 32)
 
@@ -234,15 +239,16 @@ func asmCompute(transA bool, m, n, k int, alpha float32, a []float32, lda int, b
 						ldcb |= 1 << 63
 					}
 					for s, js := 0, 0; js < nb; s, js = s+1, js+asmNR {
-						if direct && nb-js >= asmNR {
-							// Full tile: the kernel stores into C itself.
+						cols := min(asmNR, nb-js)
+						if direct && (tileMaskedStores || cols == asmNR) {
+							// The kernel stores into C itself.
 							cRow := c[i*ldc+jc+js:]
-							_ = cRow[(asmMR-1)*ldc+asmNR-1] // bounds: the whole tile
-							fma8x32c(kb, ap, astep, arow, unsafe.Pointer(&bbuf[s*kb*asmNR]), unsafe.Pointer(&cRow[0]), ldcb)
+							_ = cRow[(asmMR-1)*ldc+cols-1] // bounds: the whole tile
+							fma8x32c(kb, ap, astep, arow, unsafe.Pointer(&bbuf[s*kb*asmNR]), unsafe.Pointer(&cRow[0]), ldcb, cols)
 							continue
 						}
 						fma8x32(kb, ap, astep, arow, unsafe.Pointer(&bbuf[s*kb*asmNR]), &out)
-						storeTile32(c[i*ldc+jc+js:], ldc, rows, min(asmNR, nb-js), alpha, bet, &out)
+						storeTile32(c[i*ldc+jc+js:], ldc, rows, cols, alpha, bet, &out)
 					}
 				}
 			}

@@ -51,24 +51,16 @@ loop:
 	VZEROUPPER
 	RET
 
-// func fma8x32c(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr)
+// func fma8x32c(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr, cols int)
 //
-// fma8x32 storing the full 8×32 tile straight into C (rows ldcb&^(1<<63)
-// bytes apart): C = acc when bit 63 of ldcb is clear (beta 0), C += acc
-// when set (beta 1). alpha must be 1; other cases use fma8x32.
-TEXT ·fma8x32c(SB), NOSPLIT, $0-56
+// fma8x32 storing the tile's first cols columns (1–32) of all 8 rows
+// straight into C (rows ldcb&^(1<<63) bytes apart): C = acc when bit 63
+// of ldcb is clear (beta 0), C += acc when set (beta 1). alpha must be 1;
+// other cases, and tiles of fewer rows, use fma8x32.
+TEXT ·fma8x32c(SB), NOSPLIT, $0-64
 	TILE_PROLOGUE
 
 loop:
 	FMA_STEP
 	JNZ  loop
-	TILE_C_ARGS
-	JCS  accum
-	TILE_STORE_C
-	VZEROUPPER
-	RET
-
-accum:
-	TILE_ADD_C
-	VZEROUPPER
-	RET
+	TILE_C_EPILOGUE

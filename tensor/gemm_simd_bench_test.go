@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"syscall"
 	"testing"
+	"unsafe"
 )
 
 // BenchmarkSgemmLoopOrder compares the avx512 driver's two loop orders
@@ -85,6 +86,58 @@ func BenchmarkSgemmDirectAT(b *testing.B) {
 				defer func() { asmDirectAT = prev }()
 				benchShapeRun(b, sh)
 			})
+		}
+	}
+}
+
+// BenchmarkTileStores compares partial-column tiles stored into C by the
+// kernel with masks against the round trip through out and storeTile32,
+// both variants side by side: one 8×32 fp32 tile at k = 60 (attention's
+// head dim) for several column counts, then the model's products whose n
+// leaves a partial tile, in fp32 and bf16.
+func BenchmarkTileStores(b *testing.B) {
+	if SetBackend("avx512") != nil {
+		b.Skip("no avx512")
+	}
+	defer func() { SetBackend(registry[0].b.Name()); SetPrecision(PrecisionFP32); tileMaskedStores = true }()
+	const k, ldc = 60, 200
+	a, bb, c := make([]float32, asmMR*k), make([]float32, k*asmNR), make([]float32, asmMR*ldc)
+	var out [256]float32
+	for _, cols := range []int{8, 20, 28, 32} {
+		for _, accum := range []bool{false, true} {
+			ldcb, beta := uintptr(ldc*4), float32(0)
+			if accum {
+				ldcb, beta = ldcb|1<<63, 1
+			}
+			name := fmt.Sprintf("tile/cols%d/accum=%v", cols, accum)
+			b.Run(name+"/masked=false", func(b *testing.B) {
+				for range b.N {
+					fma8x32(k, unsafe.Pointer(&a[0]), 4, k*4, unsafe.Pointer(&bb[0]), &out)
+					storeTile32(c, ldc, asmMR, cols, 1, beta, &out)
+				}
+			})
+			b.Run(name+"/masked=true", func(b *testing.B) {
+				for range b.N {
+					fma8x32c(k, unsafe.Pointer(&a[0]), 4, k*4, unsafe.Pointer(&bb[0]), unsafe.Pointer(&c[0]), ldcb, cols)
+				}
+			})
+		}
+	}
+	for _, prec := range []string{PrecisionFP32, PrecisionBF16} {
+		if prec == PrecisionBF16 && !BF16Supported() {
+			continue
+		}
+		SetPrecision(prec)
+		for _, sh := range benchShapes {
+			if sh.n%asmNR == 0 {
+				continue
+			}
+			for _, masked := range []bool{false, true} {
+				b.Run(fmt.Sprintf("%s/%s/masked=%v", prec, sh.name, masked), func(b *testing.B) {
+					tileMaskedStores = masked
+					benchShapeRun(b, sh)
+				})
+			}
 		}
 	}
 }

@@ -1,0 +1,118 @@
+//go:build goexperiment.simd
+
+package tensor
+
+import (
+	"fmt"
+	"syscall"
+	"testing"
+	"unsafe"
+)
+
+// tileStoreKernel runs one of the 8×32 kernels that store into C on
+// small-integer operands (exact in fp32 and bf16): A(r, p) = r+p−3 over k
+// steps, B(p, j) = (p+2j)%5 − 2.
+type tileStoreKernel struct {
+	name string
+	ok   bool
+	run  func(k int, c unsafe.Pointer, ldcb uintptr, cols int)
+}
+
+func tileStoreKernels(k int) []tileStoreKernel {
+	aF, bF := make([]float32, asmMR*k), make([]float32, k*asmNR)
+	kp := kp(k)
+	aP, bP := make([]uint32, bfMR*kp), make([]uint32, kp*bfNR)
+	for r := range asmMR {
+		for p := range k {
+			aF[r*k+p] = float32(r + p - 3)
+		}
+	}
+	for p := range k {
+		for j := range asmNR {
+			bF[p*asmNR+j] = float32((p+2*j)%5 - 2)
+		}
+	}
+	for r := range bfMR {
+		for q := range kp {
+			aP[r*kp+q] = bfPair(aF[r*k+2*q], aF[r*k+2*q+1])
+		}
+	}
+	for q := range kp {
+		for j := range bfNR {
+			bP[q*bfNR+j] = bfPair(bF[2*q*asmNR+j], bF[(2*q+1)*asmNR+j])
+		}
+	}
+	return []tileStoreKernel{
+		{"fp32-fma", hasAVX512, func(k int, c unsafe.Pointer, ldcb uintptr, cols int) {
+			fma8x32c(k, unsafe.Pointer(&aF[0]), 4, uintptr(k)*4, unsafe.Pointer(&bF[0]), c, ldcb, cols)
+		}},
+		{"bf16-vdpbf16ps", hasBF16, func(k int, c unsafe.Pointer, ldcb uintptr, cols int) {
+			dpbf16x8x32c(kp, unsafe.Pointer(&aP[0]), 4, uintptr(kp)*4, unsafe.Pointer(&bP[0]), c, ldcb, cols)
+		}},
+	}
+}
+
+// TestTileKernelStoresColumns checks the kernels' stores into C, plain
+// and accumulating, for every column count a tile can have: the first
+// cols columns of each of the 8 rows get exactly the product (or C plus
+// it), and nothing else of C changes. The last row's columns end at a
+// page whose successor is unmapped, so a masked-off lane that touched
+// memory would fault.
+func TestTileKernelStoresColumns(t *testing.T) {
+	const k, ldc = 12, 40 // k even: the bf16 kernel's pairs cover it
+	page := syscall.Getpagesize()
+	mem, err := syscall.Mmap(-1, 0, 2*page, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Munmap(mem)
+	if err := syscall.Mprotect(mem[page:], syscall.PROT_NONE); err != nil {
+		t.Fatal(err)
+	}
+	floats := unsafe.Slice((*float32)(unsafe.Pointer(&mem[0])), page/4)
+
+	want := func(r, j int) float32 {
+		var s float32
+		for p := range k {
+			s += float32(r+p-3) * float32((p+2*j)%5-2)
+		}
+		return s
+	}
+	for _, kern := range tileStoreKernels(k) {
+		if !kern.ok {
+			t.Logf("%s: skipped, this CPU lacks its instructions", kern.name)
+			continue
+		}
+		for _, cols := range []int{1, 2, 9, 15, 16, 17, 20, 28, 31, 32} {
+			for _, accum := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/cols%d/accum=%v", kern.name, cols, accum), func(t *testing.T) {
+					// C's last valid element is the page's last float.
+					start := len(floats) - (7*ldc + cols)
+					c := floats[start:]
+					for i := range c {
+						c[i] = float32(1000 + i)
+					}
+					ldcb := uintptr(ldc * 4)
+					if accum {
+						ldcb |= 1 << 63
+					}
+					kern.run(k, unsafe.Pointer(&c[0]), ldcb, cols)
+					for i := range c {
+						r, j := i/ldc, i%ldc
+						old := float32(1000 + i)
+						w := old
+						if j < cols {
+							w = want(r, j)
+							if accum {
+								w += old
+							}
+						}
+						if c[i] != w {
+							t.Fatalf("C(%d, %d) = %v, want %v", r, j, c[i], w)
+						}
+					}
+				})
+			}
+		}
+	}
+}
