@@ -146,7 +146,7 @@ var amxBufs = make(chan *amxBuf, 16)
 // beta ∈ {0, 1}, else through storeTile32.
 func amxComputePacked(a bfA, m, n, k int, alpha float32, bpk []uint32, beta float32, c []float32, ldc int) {
 	layout := amxLayout
-	need := amxMC * layout.pairs(amxKC)
+	need := amxMC * layout.pairs(layout.kc)
 	var bufp *amxBuf
 	select {
 	case bufp = <-amxBufs:
@@ -160,8 +160,8 @@ func amxComputePacked(a bfA, m, n, k int, alpha float32, bpk []uint32, beta floa
 	off := 0
 	for jc := 0; jc < n; jc += bfNC {
 		nb := min(bfNC, n-jc)
-		for pc := 0; pc < k; pc += amxKC {
-			kb := min(amxKC, k-pc)
+		for pc := 0; pc < k; pc += layout.kc {
+			kb := min(layout.kc, k-pc)
 			kpad := layout.pairs(kb)
 			bbuf := bpk[off:]
 			off += (nb + amxNR - 1) / amxNR * amxNR * kpad

@@ -60,10 +60,6 @@ const (
 	bfMC    = 128
 )
 
-// bfKC is the k block from this CPU's caches (512 on the Zen 4/5 and the
-// Xeon: a B sliver is 32 KiB, an A panel 8 KiB).
-var bfKC = kBlock(cpuInfo.L1D, cpuInfo.L2, bfNC, bfMR, 2, bfKCMax)
-
 // hasBF16: AVX-512 usable (archsimd checks OS support) and AVX512_BF16
 // (CPUID.(EAX=7,ECX=1):EAX bit 5, read by detectCPU).
 var hasBF16 = hasAVX512 && cpuInfo.Has("avx512_bf16")
@@ -313,10 +309,14 @@ var bf16Bufs = make(bufPool[uint32], 32)
 type bfLayout struct{ kc, pad int }
 
 // The two kernels' layouts: VDPBF16PS reads a k block's pairs as they
-// come; an AMX B tile loads 16 pairs.
+// come; an AMX B tile loads 16 pairs. Their k blocks come from this CPU's
+// caches: VDPBF16PS's is 512 on the Zen 4/5 and the Xeon (a B sliver is
+// 32 KiB, an A panel 8 KiB); AMX's puts its 32-row A panel in a quarter of
+// L1d and the packed B panel in L2 (192 on the Xeon, the K at which the
+// reference probe measured AMX fastest).
 var (
-	dpbfLayout = bfLayout{bfKC, 1}
-	amxLayout  = bfLayout{amxKC, 16}
+	dpbfLayout = bfLayout{kBlock(cpuInfo.L1D, cpuInfo.L2, bfNC, bfMR, 2, bfKCMax), 1}
+	amxLayout  = bfLayout{kBlock(cpuInfo.L1D, cpuInfo.L2, bfNC, 32, 2, 192), 16}
 )
 
 // bfDriver is a bf16 kernel's product on op(B) packed in its layout
@@ -468,14 +468,15 @@ func roundRowPairs(src []float32, dst []uint32) { packRowPairs(src, len(src), ds
 // and 128-row block, and reused by every sliver; BF16Rows are read in
 // place (their rows are the packed panels' layout already).
 func bfCompute(a bfA, m, n, k int, alpha float32, bpk []uint32, beta float32, c []float32, ldc int) {
-	abp := bf16Bufs.get(bfMC * bfKC / 2)
+	kc := dpbfLayout.kc
+	abp := bf16Bufs.get(bfMC * kc / 2)
 	abuf := *abp
 	var out [256]float32
 	off := 0
 	for jc := 0; jc < n; jc += bfNC {
 		nb := min(bfNC, n-jc)
-		for pc := 0; pc < k; pc += bfKC {
-			kb := min(bfKC, k-pc)
+		for pc := 0; pc < k; pc += kc {
+			kb := min(kc, k-pc)
 			kp := kp(kb)
 			bbuf := bpk[off:]
 			off += (nb + bfNR - 1) / bfNR * bfNR * kp
@@ -542,9 +543,4 @@ func sgemmBF16(transA, transB bool, m, n, k int, alpha float32, a []float32, lda
 	return true
 }
 
-// amxKC is the AMX back end's k block: its 32-row A panel in a quarter
-// of L1d, the packed B panel in L2 (192 on the Xeon, the K at which the
-// reference probe measured AMX fastest).
-var amxKC = kBlock(cpuInfo.L1D, cpuInfo.L2, bfNC, 32, 2, 192)
-
-func kBlocks() (fp32, bf16, amx int) { return asmKC, bfKC, amxKC }
+func kBlocks() (fp32, bf16, amx int) { return asmKC, dpbfLayout.kc, amxLayout.kc }

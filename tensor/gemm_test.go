@@ -148,39 +148,44 @@ func TestSgemmBackends(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer SetBackend(prev)
-			rng := rand.New(rand.NewPCG(3, 4))
-			for _, tc := range gemmCases() {
-				lda, ldb, ldc, la, lb, lc := tc.dims()
-				a, b, c := randSlice(rng, la), randSlice(rng, lb), randSlice(rng, lc)
-				a32, b32, c32 := to32(a), to32(b), to32(c)
-				for i := range a {
-					a[i] = float64(a32[i])
-				}
-				for i := range b {
-					b[i] = float64(b32[i])
-				}
-				for i := range c {
-					c[i] = float64(c32[i])
-				}
-				if tc.beta == 0 {
-					// beta==0 must overwrite: NaN in C must not leak.
-					for i := range c32 {
-						if i%ldc < tc.n {
-							c32[i] = float32(math.NaN())
-						}
-					}
-				}
-				cs32 := append([]float32(nil), c32...)
-				refGemm(tc.transA, tc.transB, tc.m, tc.n, tc.k, tc.alpha, a, lda, b, ldb, tc.beta, c, ldc)
-				Gemm(tc.transA, tc.transB, tc.m, tc.n, tc.k, float32(tc.alpha), a32, lda, b32, ldb, float32(tc.beta), c32, ldc)
-				checkClose(t, tc, c32, c, ldc, 2e-6*math.Sqrt(float64(tc.k))+1e-6)
-				GemmSerial(tc.transA, tc.transB, tc.m, tc.n, tc.k, float32(tc.alpha), a32, lda, b32, ldb, float32(tc.beta), cs32, ldc)
-				checkClose(t, tc, cs32, c, ldc, 2e-6*math.Sqrt(float64(tc.k))+1e-6)
-				if t.Failed() {
-					return
+			checkSgemm(t)
+		})
+	}
+}
+
+// checkSgemm runs gemmCases on the current back end, Gemm and GemmSerial.
+func checkSgemm(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, tc := range gemmCases() {
+		lda, ldb, ldc, la, lb, lc := tc.dims()
+		a, b, c := randSlice(rng, la), randSlice(rng, lb), randSlice(rng, lc)
+		a32, b32, c32 := to32(a), to32(b), to32(c)
+		for i := range a {
+			a[i] = float64(a32[i])
+		}
+		for i := range b {
+			b[i] = float64(b32[i])
+		}
+		for i := range c {
+			c[i] = float64(c32[i])
+		}
+		if tc.beta == 0 {
+			// beta==0 must overwrite: NaN in C must not leak.
+			for i := range c32 {
+				if i%ldc < tc.n {
+					c32[i] = float32(math.NaN())
 				}
 			}
-		})
+		}
+		cs32 := append([]float32(nil), c32...)
+		refGemm(tc.transA, tc.transB, tc.m, tc.n, tc.k, tc.alpha, a, lda, b, ldb, tc.beta, c, ldc)
+		Gemm(tc.transA, tc.transB, tc.m, tc.n, tc.k, float32(tc.alpha), a32, lda, b32, ldb, float32(tc.beta), c32, ldc)
+		checkClose(t, tc, c32, c, ldc, 2e-6*math.Sqrt(float64(tc.k))+1e-6)
+		GemmSerial(tc.transA, tc.transB, tc.m, tc.n, tc.k, float32(tc.alpha), a32, lda, b32, ldb, float32(tc.beta), cs32, ldc)
+		checkClose(t, tc, cs32, c, ldc, 2e-6*math.Sqrt(float64(tc.k))+1e-6)
+		if t.Failed() {
+			return
+		}
 	}
 }
 
