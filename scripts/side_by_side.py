@@ -4,6 +4,7 @@
 
     apt-get install -y python3-torch python3-numpy libopenblas0-pthread
     /usr/bin/python3 scripts/side_by_side.py [--rounds 2] [--steps 5] [--out FILE]
+        [--batch 32] [--workloads pretrain,finetune,infer]
 
 Each round runs the anchor (pre-training step, fine-tuning step, inference:
 RoMAE-tiny, batch 32, 200 tokens, 2-D positions, continuous RoPE) and then
@@ -22,13 +23,15 @@ ANCHORS = os.path.join(ROOT, "..", "shared", "anchors")
 NAMES = {"pretrain_step": "pretrain", "finetune_step": "finetune", "inference": "infer"}
 
 
-def anchor_main(steps):
+def anchor_main(steps, batch, workloads):
     """Runs inside the anchor's process: time its workloads, wall and CPU."""
     os.environ.setdefault("ROMAE_OFFICIAL", os.path.join(ANCHORS, "authors-romae"))
     sys.path.insert(0, ANCHORS)
     import torch_official_bench as tb  # sets torch's thread count on import
-    fns, _ = tb.workloads(32, 200, 2, 2, 0.75, "RoMAE-tiny", "ropend")
+    fns, _ = tb.workloads(batch, 200, 2, 2, 0.75, "RoMAE-tiny", "ropend")
     for name, fn in fns.items():
+        if NAMES[name] not in workloads:
+            continue
         for _ in range(2):
             fn()
         wall, cpu = [], []
@@ -38,7 +41,7 @@ def anchor_main(steps):
             wall.append(time.perf_counter() - t)
             cpu.append(time.process_time() - c)
         print(json.dumps({"impl": "authors-pytorch", "torch": tb.torch.__version__, "workload": NAMES[name],
-                          "threads": tb.threads, "median_s": statistics.median(wall),
+                          "threads": tb.threads, "batch": batch, "median_s": statistics.median(wall),
                           "cpu_median_s": statistics.median(cpu)}), flush=True)
 
 
@@ -59,13 +62,18 @@ def main():
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--threads", type=int, default=2, help="threads for both (GOMAXPROCS, torch threads)")
     ap.add_argument("--precision", default="fp32,bf16")
+    ap.add_argument("--batch", type=int, default=32, help="samples per step for both (1: a service's latency)")
+    ap.add_argument("--workloads", default="pretrain,finetune,infer")
     ap.add_argument("--romae", default="", help="romae binary (default: build one into a temporary file)")
     ap.add_argument("--out", default="", help="append the raw JSON lines here")
     ap.add_argument("--anchor-only", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.anchor_only:
-        anchor_main(a.steps)
+        anchor_main(a.steps, a.batch, a.workloads.split(","))
         return
+    workloads = a.workloads.split(",")
+    if a.batch < 1 or not workloads or any(w not in NAMES.values() for w in workloads):
+        sys.exit("--batch must be >= 1 and --workloads a list of pretrain, finetune, infer")
     if subprocess.run(["dpkg", "-s", "libopenblas0-pthread"], capture_output=True).returncode != 0:
         sys.exit("libopenblas0-pthread is not installed: torch would use the reference BLAS (~7x slower); "
                  "apt-get install -y python3-torch python3-numpy libopenblas0-pthread")
@@ -76,7 +84,8 @@ def main():
                        env=dict(os.environ, GOEXPERIMENT="simd"))
     env = dict(os.environ, THREADS=str(a.threads), GOMAXPROCS=str(a.threads))
     cpu = cpu_name()
-    print("CPU: %s; %d threads each; load average at start %s" % (cpu, a.threads, os.getloadavg()[0]), flush=True)
+    print("CPU: %s; %d threads each; batch %d; load average at start %s" % (
+        cpu, a.threads, a.batch, os.getloadavg()[0]), flush=True)
     rows = []  # (round, workload, precision, anchor, romae)
     out = open(a.out, "a") if a.out else None
     for r in range(a.rounds):
@@ -85,16 +94,17 @@ def main():
         for who in order:
             if who == "anchor":
                 lines = run_json(["/usr/bin/python3", os.path.abspath(__file__), "--anchor-only",
-                                  "--steps", str(a.steps)], env)
+                                  "--steps", str(a.steps), "--batch", str(a.batch), "--workloads", a.workloads], env)
             else:
-                lines = run_json([romae, "bench", "--workload", "pretrain,finetune,infer", "--precision",
-                                  a.precision, "--steps", str(a.steps), "--warmup", "2", "--json"], env)
+                lines = run_json([romae, "bench", "--workload", a.workloads, "--precision", a.precision,
+                                  "--batch-size", str(a.batch), "--steps", str(a.steps), "--warmup", "2",
+                                  "--json"], env)
             for l in lines:
                 l["round"], l["cpu_model"] = r + 1, cpu
                 res[(who, l["workload"], l.get("precision", ""))] = l
                 if out:
                     out.write(json.dumps(l) + "\n")
-        for w in ("pretrain", "finetune", "infer"):
+        for w in workloads:
             an = res[("anchor", w, "")]
             for p in a.precision.split(","):
                 ro = res[("romae", w, p)]
