@@ -260,3 +260,54 @@ func TestAMXBF16RowsEmulated(t *testing.T) {
 	poisonBuffers()
 	checkGemmBF16Rows(t)
 }
+
+// TestGemmOtherClassBlocks checks the products with the k blocks that the
+// other machine classes' caches give (kBlock, TestKBlock's table), so the
+// blocking only those machines run is checked on this one: the Xeon's
+// (fp32 384, AMX 192; the AMX driver with its tiles emulated) and a small
+// L2's (fp32 64, bf16 128). Zen 5 computes Zen 4's fp32 and VDPBF16PS
+// blocks.
+func TestGemmOtherClassBlocks(t *testing.T) {
+	if !hasAVX512 {
+		t.Skip("the avx512 back end needs AVX-512; this CPU lacks it")
+	}
+	for _, c := range []struct {
+		name    string
+		l1d, l2 int
+		bf16    string // bf16 kernel to check
+	}{
+		{"xeon-amx", 48 << 10, 2 << 20, "amx"},
+		{"small-l2", 32 << 10, 256 << 10, "avx512-bf16"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			prevKC, prevBF, prevAMX := asmKC, dpbfLayout, amxLayout
+			t.Cleanup(func() { asmKC, dpbfLayout, amxLayout = prevKC, prevBF, prevAMX })
+			asmKC = kBlock(c.l1d, c.l2, asmNC, asmMR, 4, 256)
+			dpbfLayout.kc = kBlock(c.l1d, c.l2, bfNC, bfMR, 2, bfKCMax)
+			amxLayout.kc = kBlock(c.l1d, c.l2, bfNC, 32, 2, 192)
+			t.Logf("k blocks: fp32 %d, bf16 %d, AMX %d", asmKC, dpbfLayout.kc, amxLayout.kc)
+			t.Run("fp32", func(t *testing.T) {
+				defer SetBackend(BackendName())
+				if err := SetBackend("avx512"); err != nil {
+					t.Fatal(err)
+				}
+				checkSgemm(t)
+			})
+			t.Run("bf16-"+c.bf16, func(t *testing.T) {
+				if c.bf16 == "amx" {
+					emulateAMX(t)
+				} else {
+					if !BF16Supported() {
+						t.Skip("no bf16 path here")
+					}
+					prev := bf16Kernel.Load()
+					defer bf16Kernel.Store(prev)
+					if err := SetBackend(c.bf16); err != nil {
+						t.Fatal(err)
+					}
+				}
+				checkBF16Gemm(t)
+			})
+		})
+	}
+}
