@@ -271,6 +271,9 @@ func TestGemmOtherClassBlocks(t *testing.T) {
 	if !hasAVX512 {
 		t.Skip("the avx512 back end needs AVX-512; this CPU lacks it")
 	}
+	if raceEnabled {
+		t.Skip("run by the default build: under -race it takes ~100 s and the same code is raced by TestSgemmBackends and TestBF16Gemm")
+	}
 	for _, c := range []struct {
 		name    string
 		l1d, l2 int
