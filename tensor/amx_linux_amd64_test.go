@@ -262,7 +262,7 @@ func TestAMXBF16RowsEmulated(t *testing.T) {
 }
 
 // TestGemmOtherClassBlocks checks the products with the k blocks that the
-// other machine classes' caches give (kBlock, TestKBlock's table), so the
+// other machine classes' caches give (kBlocksFor, TestKBlock's table), so the
 // blocking only those machines run is checked on this one: the Xeon's
 // (fp32 384, AMX 192; the AMX driver with its tiles emulated) and a small
 // L2's (fp32 64, bf16 128). Zen 5 computes Zen 4's fp32 and VDPBF16PS
@@ -283,12 +283,10 @@ func TestGemmOtherClassBlocks(t *testing.T) {
 		{"small-l2", 32 << 10, 256 << 10, "avx512-bf16"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			prevKC, prevBF, prevAMX := asmKC, dpbfLayout, amxLayout
-			t.Cleanup(func() { asmKC, dpbfLayout, amxLayout = prevKC, prevBF, prevAMX })
-			asmKC = kBlock(c.l1d, c.l2, asmNC, asmMR, 4, 256)
-			dpbfLayout.kc = kBlock(c.l1d, c.l2, bfNC, bfMR, 2, bfKCMax)
-			amxLayout.kc = kBlock(c.l1d, c.l2, bfNC, 32, 2, 192)
-			t.Logf("k blocks: fp32 %d, bf16 %d, AMX %d", asmKC, dpbfLayout.kc, amxLayout.kc)
+			t.Cleanup(func() { setKBlocks(cpuInfo.L1D, cpuInfo.L2) })
+			setKBlocks(c.l1d, c.l2)
+			fp32, bf16, amx := kBlocks()
+			t.Logf("k blocks: fp32 %d, bf16 %d, AMX %d", fp32, bf16, amx)
 			t.Run("fp32", func(t *testing.T) {
 				defer SetBackend(BackendName())
 				if err := SetBackend("avx512"); err != nil {

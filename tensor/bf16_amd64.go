@@ -310,14 +310,29 @@ type bfLayout struct{ kc, pad int }
 
 // The two kernels' layouts: VDPBF16PS reads a k block's pairs as they
 // come; an AMX B tile loads 16 pairs. Their k blocks come from this CPU's
-// caches: VDPBF16PS's is 512 on the Zen 4/5 and the Xeon (a B sliver is
-// 32 KiB, an A panel 8 KiB); AMX's puts its 32-row A panel in a quarter of
-// L1d and the packed B panel in L2 (192 on the Xeon, the K at which the
-// reference probe measured AMX fastest).
+// caches (kBlocksFor).
 var (
-	dpbfLayout = bfLayout{kBlock(cpuInfo.L1D, cpuInfo.L2, bfNC, bfMR, 2, bfKCMax), 1}
-	amxLayout  = bfLayout{kBlock(cpuInfo.L1D, cpuInfo.L2, bfNC, 32, 2, 192), 16}
+	dpbfLayout = bfLayout{pad: 1}
+	amxLayout  = bfLayout{pad: 16}
 )
+
+// kBlocksFor is the k blocks the fp32, VDPBF16PS and AMX drivers take on
+// caches of l1d and l2 bytes (kBlock). fp32: 256 on the Zen 4 and Zen 5
+// (a B sliver is 32 KiB, an 8-row A panel 8 KiB), 384 on the Xeon's
+// 48 KiB L1d. VDPBF16PS: 512 on all three. AMX: its 32-row A panel in a
+// quarter of L1d, the packed B panel in L2 (192 on the Xeon, the K at
+// which the reference probe measured AMX fastest). Where the CPU reports
+// no cache sizes: 256, 512 and 192.
+func kBlocksFor(l1d, l2 int) (fp32, bf16, amx int) {
+	return kBlock(l1d, l2, asmNC, asmMR, 4, 256), kBlock(l1d, l2, bfNC, bfMR, 2, bfKCMax), kBlock(l1d, l2, bfNC, 32, 2, 192)
+}
+
+// setKBlocks gives the drivers the k blocks of caches of l1d and l2
+// bytes: this CPU's from start-up, another class's in tests.
+func setKBlocks(l1d, l2 int) { asmKC, dpbfLayout.kc, amxLayout.kc = kBlocksFor(l1d, l2) }
+
+// Set in a variable initialiser: it runs before every init function.
+var _ = func() bool { setKBlocks(cpuInfo.L1D, cpuInfo.L2); return true }()
 
 // bfDriver is a bf16 kernel's product on op(B) packed in its layout
 // (bfCompute, amxCompute), and the rows of C that kernel computes at once

@@ -26,10 +26,8 @@ const (
 	asmMC = 128
 )
 
-// asmKC is the k block from this CPU's caches (kBlock): 256 on the Zen 4
-// and Zen 5 (a B sliver is 32 KiB, an 8-row A panel 8 KiB), 384 on the
-// Xeon's 48 KiB L1d; 256 where the CPU reports no cache sizes.
-var asmKC = kBlock(cpuInfo.L1D, cpuInfo.L2, asmNC, asmMR, 4, 256)
+// asmKC is the k block from this CPU's caches (kBlocksFor).
+var asmKC int
 
 // simdAsmKernel selects fma8x32 for the avx512 back end (false: the
 // archsimd 4×32 kernel), a variable so benchmarks can compare both.

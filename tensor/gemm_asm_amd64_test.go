@@ -166,3 +166,24 @@ func TestPackWeightUsesKernelLayout(t *testing.T) {
 		}
 	}
 }
+
+// The k blocks on the machine classes seen so far; the Zen 4 values are
+// the hand-tuned constants they replace.
+func TestKBlock(t *testing.T) {
+	for _, c := range []struct {
+		name             string
+		l1d, l2          int
+		fp32, bf16, amxK int
+	}{
+		{"zen4", 32 << 10, 1 << 20, 256, 512, 128},
+		{"zen5", 48 << 10, 1 << 20, 256, 512, 192},
+		{"xeon-amx", 48 << 10, 2 << 20, 384, 512, 192},
+		{"small-l2", 32 << 10, 256 << 10, 64, 128, 128},
+		{"unreported", 0, 0, 256, 512, 192},
+	} {
+		fp32, bf16, amxK := kBlocksFor(c.l1d, c.l2)
+		if fp32 != c.fp32 || bf16 != c.bf16 || amxK != c.amxK {
+			t.Errorf("%s: k blocks %d/%d/%d, want %d/%d/%d", c.name, fp32, bf16, amxK, c.fp32, c.bf16, c.amxK)
+		}
+	}
+}
