@@ -9,8 +9,9 @@ cd "$(dirname "$0")/.."
 # tests), Fashion-MNIST (images experiment), espeak-ng and sox (audio
 # experiment's clips), Chromium (the test that renders romae report's HTML
 # in a headless browser), Open MPI and pkg-config (data-parallel training,
-# bin/romae-mpi; docs/distributed.md).
-pkgs=(libopenblas-dev dataset-fashion-mnist espeak-ng sox gcc chromium openmpi-bin libopenmpi-dev pkg-config)
+# bin/romae-mpi; docs/distributed.md), qemu-user (the tests that run romae
+# on emulated CPUs without AVX-512: TestRunsWithoutAVX512, scripts/test.sh).
+pkgs=(libopenblas-dev dataset-fashion-mnist espeak-ng sox gcc chromium openmpi-bin libopenmpi-dev pkg-config qemu-user)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

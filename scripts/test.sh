@@ -2,8 +2,8 @@
 # Installs what is missing, then runs the whole test suite: once with the
 # default back ends (pure-Go AVX-512/AVX2 GEMM and gonum), once more for the
 # packages that use the OpenBLAS back end through cgo, once more for the
-# numeric packages under -race, and once for the
-# numeric packages in the portable build (no GOEXPERIMENT=simd: gonum and
+# numeric packages under -race, on emulated CPUs without AVX-512
+# (qemu-user) and in the portable build (no GOEXPERIMENT=simd: gonum and
 # scalar float32 paths only). The data-parallel end-to-end tests run
 # `mpirun -np 2` (Open MPI, installed by setup.sh).
 set -euo pipefail
@@ -23,5 +23,15 @@ fi
 # The numeric packages and the server under the race detector, which also turns on
 # checkptr (unsafe views, masked partial vector loads/stores).
 go test -count=1 -race ./tensor/ ./nn/ ./rope/ ./optim/ ./model/ ./serve/
+# The numeric packages on an emulated CPU without AVX-512 (qemu-user,
+# installed by setup.sh): a Haswell, AVX2+FMA, where the avx2 back end and
+# the AVX2 paths run; no machine of ours has run them natively. (An SSE-only
+# Nehalem runs romae end to end in cmd/romae's TestRunsWithoutAVX512.)
+if command -v qemu-x86_64 >/dev/null && [ "$(uname -m)" = x86_64 ]; then
+  ROMAE_EMULATED_CPU=1 go test -count=1 -short -exec "qemu-x86_64 -cpu Haswell,-pcid,-x2apic,-tsc-deadline,-hle,-invpcid,-rtm" \
+    ./tensor/ ./nn/ ./rope/ ./optim/ ./model/
+else
+  echo "test: qemu-x86_64 not found, skipping the emulated-CPU tests (apt-get install qemu-user)" >&2
+fi
 GOEXPERIMENT= go vet ./...
 GOEXPERIMENT= go test -count=1 ./tensor/... ./nn/ ./rope/ ./model/

@@ -109,6 +109,9 @@ func TestAMXSelfCheck(t *testing.T) {
 // moves its products to the kernel this CPU has without AMX, and forcing
 // amx is refused with the check's error.
 func TestAMXSelfCheckFallback(t *testing.T) {
+	if !BF16Supported() {
+		t.Skip("no bf16 precision on this CPU (" + bf16Why() + "), so nothing to fall back within")
+	}
 	prevKernel, prevCheck, prevCPU := bf16Kernel.Load(), amxSelfCheck, cpuInfo
 	defer func() {
 		bf16Kernel.Store(prevKernel)

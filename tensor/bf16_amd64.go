@@ -216,8 +216,13 @@ func transpose16(r *[16]archsimd.Uint32x16) {
 // transposeIdx[s] are stage s's permutes: with b = 2^s, row i (bit s
 // clear) keeps its columns c with bit s clear and takes row i|b's c^b for
 // the others; row i|b takes row i's c^b for c with bit s clear and keeps
-// the rest. Index 16+c selects lane c of the second source.
+// the rest. Index 16+c selects lane c of the second source. Without
+// AVX-512 they stay zero: the loads that build them are an illegal
+// instruction there, and nothing transposes (TestRunsWithoutAVX512).
 var transposeIdx = func() (t [4][2]archsimd.Uint32x16) {
+	if !hasAVX512 {
+		return
+	}
 	var idx [4][2][16]uint32
 	for s := range 4 {
 		b := 1 << s
@@ -475,8 +480,16 @@ func gemmRowsBF16(a *BF16Rows, transB bool, n int, alpha float32, b []float32, l
 	return true
 }
 
-// roundRowPairs is BF16Rows.Store's row: packRowPairs.
-func roundRowPairs(src []float32, dst []uint32) { packRowPairs(src, len(src), dst) }
+// roundRowPairs is BF16Rows.Store's row: packRowPairs with AVX-512,
+// else the portable loop (BF16Rows is public, so it may be filled on any
+// CPU even though only the bf16 products read it).
+func roundRowPairs(src []float32, dst []uint32) {
+	if !hasAVX512 {
+		roundRowPairsGo(src, dst)
+		return
+	}
+	packRowPairs(src, len(src), dst)
+}
 
 // bfCompute is C = alpha·op(A)·B + beta·C on VDPBF16PS, op(B) packed in
 // its bfLayout. A float32 op(A) is rounded and packed once per k block

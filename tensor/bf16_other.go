@@ -19,17 +19,7 @@ func gemmRowsBF16(a *BF16Rows, transB bool, n int, alpha float32, b []float32, l
 	return false
 }
 
-// roundRowPairs rounds a row into bf16 pairs (the last one's high half
-// zero when the row is odd).
-func roundRowPairs(src []float32, dst []uint32) {
-	for p := range dst {
-		v := math.Float32bits(RoundBF16(src[2*p])) >> 16
-		if 2*p+1 < len(src) {
-			v |= math.Float32bits(RoundBF16(src[2*p+1])) &^ 0xFFFF
-		}
-		dst[p] = v
-	}
-}
+func roundRowPairs(src []float32, dst []uint32) { roundRowPairsGo(src, dst) }
 
 // RoundBF16 is f rounded to the nearest bfloat16, as a float32.
 func RoundBF16(f float32) float32 {

@@ -117,3 +117,15 @@ func GemmPackedBF16Rows(a *BF16Rows, alpha float32, w *PackedWeight[float32], be
 		Gemm(false, true, m, n, k, alpha, a.Float32(), k, w.w, k, beta, c, ldc)
 	}
 }
+
+// roundRowPairsGo rounds a row into bf16 pairs (the last one's high half
+// zero when the row is odd): roundRowPairs where there is no vector path.
+func roundRowPairsGo(src []float32, dst []uint32) {
+	for p := range dst {
+		v := math.Float32bits(RoundBF16(src[2*p])) >> 16
+		if 2*p+1 < len(src) {
+			v |= math.Float32bits(RoundBF16(src[2*p+1])) &^ 0xFFFF
+		}
+		dst[p] = v
+	}
+}

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// TestRunsWithoutAVX512 runs romae (this test binary standing in for it)
+// on CPUs without AVX-512 under qemu-user's emulator: a Haswell (AVX2 and
+// FMA) and a Nehalem (SSE4.2, no AVX). romae is one binary for a mixed
+// fleet, so each must pick its GEMM back end at run time, match the
+// authors' PyTorch outputs, train and infer, and refuse bf16 with an
+// error, never an illegal instruction. Until this test, nothing ran the
+// other paths of a GOEXPERIMENT=simd build: every machine here has
+// AVX-512, and a package-level AVX-512 load made romae die with SIGILL at
+// start-up on any CPU without it.
+func TestRunsWithoutAVX512(t *testing.T) {
+	if runtime.GOARCH != "amd64" || runtime.GOOS != "linux" {
+		t.Skip("emulates x86-64 CPUs with qemu-user on linux/amd64")
+	}
+	qemu, err := exec.LookPath("qemu-x86_64")
+	if err != nil {
+		t.Skip("qemu-x86_64 not found (apt-get install qemu-user; scripts/setup.sh installs it)")
+	}
+	run := func(cpu string, args ...string) (string, string, error) {
+		cmd := exec.Command(qemu, append([]string{"-cpu", cpu, os.Args[0]}, args...)...)
+		cmd.Env = append(os.Environ(), "ROMAE_HOSTILE_AS_MAIN=1")
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		return stdout.String(), stderr.String(), err
+	}
+	for _, tc := range []struct{ cpu, gemm string }{
+		// Haswell less the system features TCG cannot emulate (it warns of
+		// each otherwise); the vector set is Haswell's.
+		{"Haswell,-pcid,-x2apic,-tsc-deadline,-hle,-invpcid,-rtm", "avx2"},
+		{"Nehalem", "gonum"},
+	} {
+		name, _, _ := strings.Cut(tc.cpu, ",")
+		t.Run(name, func(t *testing.T) {
+			out, stderr, err := run(tc.cpu, "version")
+			if err != nil {
+				t.Fatalf("romae version: %v\n%s", err, lastLines(stderr, 8))
+			}
+			if !strings.Contains(out, "chosen: "+tc.gemm+";") {
+				t.Errorf("romae version chose another back end, want %s:\n%s", tc.gemm, out)
+			}
+
+			if fixture := "../../../shared/fixtures/official-parity"; dirExists(fixture) {
+				if _, stderr, err := run(tc.cpu, "verify-official", "--fixture", fixture); err != nil {
+					t.Errorf("verify-official: %v\n%s", err, lastLines(stderr, 8))
+				}
+			}
+
+			out, stderr, err = run(tc.cpu, "bench", "--workload", "pretrain,finetune,infer", "--size", "tiny",
+				"--batch-size", "2", "--tokens", "20", "--steps", "1")
+			if err != nil {
+				t.Fatalf("romae bench: %v\n%s", err, lastLines(stderr, 8))
+			}
+			lines := strings.Split(strings.TrimSpace(out), "\n")
+			if len(lines) != 3 {
+				t.Fatalf("bench printed %d lines, want 3:\n%s", len(lines), out)
+			}
+			for _, l := range lines {
+				var r struct {
+					Workload string
+					Gemm     string
+					MedianS  float64 `json:"median_s"`
+				}
+				if err := json.Unmarshal([]byte(l), &r); err != nil {
+					t.Fatalf("%v: %s", err, l)
+				}
+				if r.Gemm != tc.gemm || !(r.MedianS > 0) || math.IsInf(r.MedianS, 0) {
+					t.Errorf("%s step: gemm %q, %v s; want %s and a time", r.Workload, r.Gemm, r.MedianS, tc.gemm)
+				}
+			}
+
+			_, stderr, err = run(tc.cpu, "bench", "--workload", "infer", "--precision", "bf16", "--size", "tiny",
+				"--batch-size", "2", "--tokens", "20", "--steps", "1")
+			if err == nil || !strings.Contains(stderr, "AVX512_BF16") || strings.Contains(stderr, "SIGILL") {
+				t.Errorf("bench --precision bf16: %v, want a refusal naming AVX512_BF16:\n%s", err, lastLines(stderr, 8))
+			}
+		})
+	}
+}
+
+func dirExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+func lastLines(s string, n int) string {
+	l := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(l) > n {
+		l = l[len(l)-n:]
+	}
+	return strings.Join(l, "\n")
+}
