@@ -255,7 +255,7 @@ func refDTW(a, b []float64, la, lb, m, w int) float64 {
 			c := 0.0
 			for k := range m {
 				d := a[(i-1)*m+k] - b[(j-1)*m+k]
-				c += d * d
+				c += float64(d * d) // unfused, as cost: arm64 would fuse it into an FMA, an ulp off dtwSq
 			}
 			D[i][j] = c + min(D[i-1][j-1], D[i-1][j], D[i][j-1])
 		}

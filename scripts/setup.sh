@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 # experiment's clips), Chromium (the test that renders romae report's HTML
 # in a headless browser), Open MPI and pkg-config (data-parallel training,
 # bin/romae-mpi; docs/distributed.md), qemu-user (the tests that run romae
-# on emulated CPUs without AVX-512: TestRunsWithoutAVX512, scripts/test.sh).
+# on emulated CPUs: x86-64 without AVX-512, and arm64).
 pkgs=(libopenblas-dev dataset-fashion-mnist espeak-ng sox gcc chromium openmpi-bin libopenmpi-dev pkg-config qemu-user)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -14,12 +15,11 @@ import (
 // TestRunsWithoutAVX512 runs romae (this test binary standing in for it)
 // on CPUs without AVX-512 under qemu-user's emulator: a Haswell (AVX2 and
 // FMA) and a Nehalem (SSE4.2, no AVX). romae is one binary for a mixed
-// fleet, so each must pick its GEMM back end at run time, match the
-// authors' PyTorch outputs, train and infer, and refuse bf16 with an
-// error, never an illegal instruction. Until this test, nothing ran the
-// other paths of a GOEXPERIMENT=simd build: every machine here has
-// AVX-512, and a package-level AVX-512 load made romae die with SIGILL at
-// start-up on any CPU without it.
+// fleet, so each must pick its GEMM back end at run time and run the
+// checks of checkOnEmulatedCPU. Until this test nothing ran the other
+// paths of a GOEXPERIMENT=simd build: every machine here has AVX-512, and
+// a package-level AVX-512 load made romae die with SIGILL at start-up on
+// any CPU without it.
 func TestRunsWithoutAVX512(t *testing.T) {
 	if runtime.GOARCH != "amd64" || runtime.GOOS != "linux" {
 		t.Skip("emulates x86-64 CPUs with qemu-user on linux/amd64")
@@ -27,14 +27,6 @@ func TestRunsWithoutAVX512(t *testing.T) {
 	qemu, err := exec.LookPath("qemu-x86_64")
 	if err != nil {
 		t.Skip("qemu-x86_64 not found (apt-get install qemu-user; scripts/setup.sh installs it)")
-	}
-	run := func(cpu string, args ...string) (string, string, error) {
-		cmd := exec.Command(qemu, append([]string{"-cpu", cpu, os.Args[0]}, args...)...)
-		cmd.Env = append(os.Environ(), "ROMAE_HOSTILE_AS_MAIN=1")
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		return stdout.String(), stderr.String(), err
 	}
 	for _, tc := range []struct{ cpu, gemm string }{
 		// Haswell less the system features TCG cannot emulate (it warns of
@@ -44,49 +36,88 @@ func TestRunsWithoutAVX512(t *testing.T) {
 	} {
 		name, _, _ := strings.Cut(tc.cpu, ",")
 		t.Run(name, func(t *testing.T) {
-			out, stderr, err := run(tc.cpu, "version")
-			if err != nil {
-				t.Fatalf("romae version: %v\n%s", err, lastLines(stderr, 8))
-			}
-			if !strings.Contains(out, "chosen: "+tc.gemm+";") {
-				t.Errorf("romae version chose another back end, want %s:\n%s", tc.gemm, out)
-			}
-
-			if fixture := "../../../shared/fixtures/official-parity"; dirExists(fixture) {
-				if _, stderr, err := run(tc.cpu, "verify-official", "--fixture", fixture); err != nil {
-					t.Errorf("verify-official: %v\n%s", err, lastLines(stderr, 8))
-				}
-			}
-
-			out, stderr, err = run(tc.cpu, "bench", "--workload", "pretrain,finetune,infer", "--size", "tiny",
-				"--batch-size", "2", "--tokens", "20", "--steps", "1")
-			if err != nil {
-				t.Fatalf("romae bench: %v\n%s", err, lastLines(stderr, 8))
-			}
-			lines := strings.Split(strings.TrimSpace(out), "\n")
-			if len(lines) != 3 {
-				t.Fatalf("bench printed %d lines, want 3:\n%s", len(lines), out)
-			}
-			for _, l := range lines {
-				var r struct {
-					Workload string
-					Gemm     string
-					MedianS  float64 `json:"median_s"`
-				}
-				if err := json.Unmarshal([]byte(l), &r); err != nil {
-					t.Fatalf("%v: %s", err, l)
-				}
-				if r.Gemm != tc.gemm || !(r.MedianS > 0) || math.IsInf(r.MedianS, 0) {
-					t.Errorf("%s step: gemm %q, %v s; want %s and a time", r.Workload, r.Gemm, r.MedianS, tc.gemm)
-				}
-			}
-
-			_, stderr, err = run(tc.cpu, "bench", "--workload", "infer", "--precision", "bf16", "--size", "tiny",
-				"--batch-size", "2", "--tokens", "20", "--steps", "1")
-			if err == nil || !strings.Contains(stderr, "AVX512_BF16") || strings.Contains(stderr, "SIGILL") {
-				t.Errorf("bench --precision bf16: %v, want a refusal naming AVX512_BF16:\n%s", err, lastLines(stderr, 8))
-			}
+			checkOnEmulatedCPU(t, []string{qemu, "-cpu", tc.cpu, os.Args[0]}, tc.gemm, "lacks AVX512_BF16")
 		})
+	}
+}
+
+// TestRunsOnARM64 cross-builds romae for linux/arm64 (Graviton, Ampere,
+// Apple silicon under Linux) and runs the same checks under qemu-aarch64:
+// the portable build, where Go fuses a*b+c into one FMA and so rounds
+// differently from amd64.
+func TestRunsOnARM64(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cross-builds romae for arm64")
+	}
+	qemu, err := exec.LookPath("qemu-aarch64")
+	if err != nil {
+		t.Skip("qemu-aarch64 not found (apt-get install qemu-user; scripts/setup.sh installs it)")
+	}
+	bin := filepath.Join(t.TempDir(), "romae")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Env = append(os.Environ(), "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("GOARCH=arm64 go build: %v\n%s", err, out)
+	}
+	checkOnEmulatedCPU(t, []string{qemu, bin}, "gonum", "needs a GOEXPERIMENT=simd amd64 build")
+}
+
+// checkOnEmulatedCPU runs romae as the command line romae (an emulator
+// and the binary) and requires: `version` to choose the gemm back end;
+// `verify-official` to match the authors' PyTorch outputs (within 1e-4,
+// its own threshold); one pre-training, fine-tuning and inference step to
+// run on that back end; and `--precision bf16` to be refused with an
+// error containing bf16Refusal, not to crash.
+func checkOnEmulatedCPU(t *testing.T, romae []string, gemm, bf16Refusal string) {
+	run := func(args ...string) (string, string, error) {
+		cmd := exec.Command(romae[0], append(romae[1:], args...)...)
+		cmd.Env = append(os.Environ(), "ROMAE_HOSTILE_AS_MAIN=1")
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		return stdout.String(), stderr.String(), err
+	}
+	out, stderr, err := run("version")
+	if err != nil {
+		t.Fatalf("romae version: %v\n%s", err, lastLines(stderr, 8))
+	}
+	if !strings.Contains(out, "chosen: "+gemm+";") {
+		t.Errorf("romae version chose another back end, want %s:\n%s", gemm, out)
+	}
+
+	if fixture := "../../../shared/fixtures/official-parity"; dirExists(fixture) {
+		if _, stderr, err := run("verify-official", "--fixture", fixture); err != nil {
+			t.Errorf("verify-official: %v\n%s", err, lastLines(stderr, 8))
+		}
+	}
+
+	out, stderr, err = run("bench", "--workload", "pretrain,finetune,infer", "--size", "tiny",
+		"--batch-size", "2", "--tokens", "20", "--steps", "1")
+	if err != nil {
+		t.Fatalf("romae bench: %v\n%s", err, lastLines(stderr, 8))
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("bench printed %d lines, want 3:\n%s", len(lines), out)
+	}
+	for _, l := range lines {
+		var r struct {
+			Workload string
+			Gemm     string
+			MedianS  float64 `json:"median_s"`
+		}
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatalf("%v: %s", err, l)
+		}
+		if r.Gemm != gemm || !(r.MedianS > 0) || math.IsInf(r.MedianS, 0) {
+			t.Errorf("%s step: gemm %q, %v s; want %s and a time", r.Workload, r.Gemm, r.MedianS, gemm)
+		}
+	}
+
+	_, stderr, err = run("bench", "--workload", "infer", "--precision", "bf16", "--size", "tiny",
+		"--batch-size", "2", "--tokens", "20", "--steps", "1")
+	if err == nil || !strings.Contains(stderr, bf16Refusal) {
+		t.Errorf("bench --precision bf16: %v, want a refusal saying %q:\n%s", err, bf16Refusal, lastLines(stderr, 8))
 	}
 }
 
