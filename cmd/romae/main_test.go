@@ -148,8 +148,12 @@ func TestBadConfigs(t *testing.T) {
 	}
 }
 
+// parityFixture is the authors' PyTorch outputs and weights (beside the
+// checkout, as in CI).
+const parityFixture = "../../../shared/fixtures/official-parity"
+
 func TestVerifyOfficialCommand(t *testing.T) {
-	out, err := capture(t, cmdVerifyOfficial, "--fixture", "../../../shared/fixtures/official-parity")
+	out, err := capture(t, cmdVerifyOfficial, "--fixture", parityFixture)
 	if err != nil {
 		t.Fatal(err)
 	}

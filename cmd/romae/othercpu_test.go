@@ -85,10 +85,8 @@ func checkOnEmulatedCPU(t *testing.T, romae []string, gemm, bf16Refusal string) 
 		t.Errorf("romae version chose another back end, want %s:\n%s", gemm, out)
 	}
 
-	if fixture := "../../../shared/fixtures/official-parity"; dirExists(fixture) {
-		if _, stderr, err := run("verify-official", "--fixture", fixture); err != nil {
-			t.Errorf("verify-official: %v\n%s", err, lastLines(stderr, 8))
-		}
+	if _, stderr, err := run("verify-official", "--fixture", parityFixture); err != nil {
+		t.Errorf("verify-official: %v\n%s", err, lastLines(stderr, 8))
 	}
 
 	out, stderr, err = run("bench", "--workload", "pretrain,finetune,infer", "--size", "tiny",
@@ -119,11 +117,6 @@ func checkOnEmulatedCPU(t *testing.T, romae []string, gemm, bf16Refusal string) 
 	if err == nil || !strings.Contains(stderr, bf16Refusal) {
 		t.Errorf("bench --precision bf16: %v, want a refusal saying %q:\n%s", err, bf16Refusal, lastLines(stderr, 8))
 	}
-}
-
-func dirExists(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.IsDir()
 }
 
 func lastLines(s string, n int) string {
