@@ -1010,10 +1010,74 @@ func TestQKVRoPEGroups(t *testing.T) {
 			}
 			return append([]float32(nil), ws.Output()...)
 		}
-		want, got := run(0, bt.B), run(100, 2) // groups of 2, 2, 1 samples
+		groups := 2 // groups of 2, 2, 1 samples
+		if !m.enc.packed[0].qkv.InKernelOrder() {
+			groups = bt.B // no kernel order to pack in (gonum, a portable build): no groups
+		}
+		want, got := run(0, bt.B), run(100, groups)
 		for i := range want {
 			if math.Float32bits(got[i]) != math.Float32bits(want[i]) || math.IsNaN(float64(got[i])) {
 				t.Fatalf("output[%d]: %v in groups, %v for the whole batch", i, got[i], want[i])
+			}
+		}
+	})
+}
+
+// TestQKVRoPEGroupsTraining: a training pass packs each block's q|k|v
+// weight once (packQKV) and runs the q|k|v product, RoPE and the head
+// split in groups of samples. Loss and every gradient must equal the
+// whole-batch pass bit for bit, over two steps (the second repacks
+// weights the first step changed, in the memory the first packed them
+// in), with dropout on.
+func TestQKVRoPEGroupsTraining(t *testing.T) {
+	defer func(g int) { qkvGroupRows = g }(qkvGroupRows)
+	eachPrecisionTask(t, func(t *testing.T, task string) {
+		cfg := smallConfig(task, 2)
+		cfg.Encoder = Size{DModel: 64, Heads: 2, Depth: 2, FFN: 96}
+		cfg.AttnDropout, cfg.HiddenDropout, cfg.DropPath = 0.1, 0.1, 0.1
+		bt := testBatch(5, 50, 2, 2, false, 17)
+		mask := testMask(bt, 6)
+		run := func(groupRows int) (losses []float64, grads [][]float32) {
+			qkvGroupRows = groupRows
+			m, err := New[float32](cfg, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ws := m.NewWorkspace()
+			for step := range 2 {
+				m.ZeroGrad()
+				rng := rand.New(rand.NewPCG(1, uint64(step)))
+				var loss float64
+				if task == TaskPretrain {
+					loss, err = m.ForwardPretrain(ws, bt, mask, true, rng)
+					m.BackwardPretrain(ws)
+				} else {
+					loss, err = m.ForwardTask(ws, bt, LossOptions{}, true, rng)
+					m.BackwardTask(ws)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				losses, grads = append(losses, loss), append(grads, append([]float32(nil), m.G...))
+				for i, g := range m.G {
+					m.W[i] -= 0.05 * g
+				}
+			}
+			if p := ws.enc.qkvPacked; groupRows > 0 && tensor.BackendName() == "avx512" && (p == nil || !p.InKernelOrder()) {
+				t.Fatal("training packed no q|k|v weight in its kernel's order")
+			}
+			return losses, grads
+		}
+		wantLoss, want := run(0)
+		gotLoss, got := run(100) // groups of 2, 2, 1 samples
+		for step := range want {
+			if gotLoss[step] != wantLoss[step] {
+				t.Fatalf("step %d: loss %v in groups, %v for the whole batch", step, gotLoss[step], wantLoss[step])
+			}
+			for i := range want[step] {
+				if math.Float32bits(got[step][i]) != math.Float32bits(want[step][i]) || math.IsNaN(float64(got[step][i])) {
+					t.Fatalf("step %d: gradient %d: %v in groups, %v for the whole batch", step, i, got[step][i], want[step][i])
+				}
 			}
 		}
 	})

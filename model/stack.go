@@ -167,8 +167,9 @@ type stackActs[T tensor.Float] struct {
 	// = hi − lo, grown on first use.
 	selX, selMerged, selOut, selDx, selDMerged []T
 	layers                                     []layerActs[T]
-	rot                                        *rope.Table[T] // nil: no rotation (absolute positions)
-	rotGroup                                   rope.Table[T]  // rot's rows of qkvRoPE's current group
+	rot                                        *rope.Table[T]          // nil: no rotation (absolute positions)
+	rotGroup                                   rope.Table[T]           // rot's rows of qkvRoPE's current group
+	qkvPacked                                  *tensor.PackedWeight[T] // training: this pass's q|k|v weight (packQKV)
 	// dAngles [B·L, D·R], when set, accumulates dLoss/d(rotation angle)
 	// over all blocks: learned-angle modes (SIREN-RoPE) back-propagate it
 	// into the network that produced the angles.
@@ -281,13 +282,17 @@ func (s *stack[T]) forward(a *stackActs[T], keyPad []bool, rng *rand.Rand) {
 		if a.rot != nil {
 			// RoPE fused into the head split, a few samples at a time
 			// after their q|k|v rows (qkvRoPE).
-			a.qkvRoPE(pk.qkv, l, x, blk, s, qkvSamples(pk.qkv, B, L))
+			pw := pk.qkv
+			if a.train && qkvGroupRows > 0 {
+				pw = a.packQKV(blk, d)
+			}
+			a.qkvRoPE(pw, l, x, blk, s, qkvSamples(pw, B, L))
 		} else {
 			a.normLinear(pk.qkv, a.lin3, l.norm1, l.rstd1, x, blk.attnNorm.W, qkvWeights(blk, false), N, d, 3*d, s.eps)
 			nn.SplitHeadsLD(l.q, a.lin3, 3*d, B, L, H, hd)
 			nn.SplitHeadsLD(l.k, a.lin3[d:], 3*d, B, L, H, hd)
 		}
-		if a.train {
+		if a.train && a.rot == nil {
 			nn.SplitHeadsLD(l.v, a.lin3[2*d:], 3*d, B, L, H, hd) // lin3 is reused by the next block
 		}
 		// Attention writes its output straight into token order.
@@ -332,7 +337,8 @@ func (s *stack[T]) forward(a *stackActs[T], keyPad []bool, rng *rand.Rand) {
 }
 
 // qkvRoPE is q|k|v = RMSNorm(x)·W_qkvᵀ followed by RoPE on q and k (into
-// head-major l.q, l.k), per group of nb samples: a group's q|k|v rows
+// head-major l.q, l.k; when training, v is copied head-major into l.v for
+// the backward pass too), per group of nb samples: a group's q|k|v rows
 // are rotated right after the product wrote them, while they are still
 // in the cores' caches. Over the whole batch at once, the rotation read
 // 14 MB of q|k|v back from memory and took 4× its in-cache time (bf16
@@ -347,7 +353,26 @@ func (a *stackActs[T]) qkvRoPE(pw *tensor.PackedWeight[T], l *layerActs[T], x []
 		a.rotGroup = a.rot.Rows(r0, rows)
 		a.rotGroup.RotateSplit(l.q[b0*H*L*hd:], a.lin3[r0*3*d:], 3*d, n, L, H)
 		a.rotGroup.RotateSplit(l.k[b0*H*L*hd:], a.lin3[r0*3*d+d:], 3*d, n, L, H)
+		if a.train {
+			nn.SplitHeadsLD(l.v[b0*H*L*hd:], a.lin3[r0*3*d+2*d:], 3*d, n, L, H, hd)
+		}
 	}
+}
+
+// packQKV packs block blk's q|k|v weight for this training pass, in
+// memory kept from pass to pass: the weights change every step, and
+// packed once here rather than by the product, qkvRoPE can run in groups
+// without packing the weight again for each group.
+func (a *stackActs[T]) packQKV(blk *block[T], d int) *tensor.PackedWeight[T] {
+	w := qkvWeights(blk, false)
+	if p := a.qkvPacked; p != nil {
+		if out, in := p.Shape(); out == 3*d && in == d {
+			p.Repack(w)
+			return p
+		}
+	}
+	a.qkvPacked = tensor.PackWeight(w, 3*d, d)
+	return a.qkvPacked
 }
 
 // qkvGroupRows is about how many q|k|v rows qkvRoPE computes and rotates
@@ -356,11 +381,12 @@ func (a *stackActs[T]) qkvRoPE(pw *tensor.PackedWeight[T], l *layerActs[T], x []
 var qkvGroupRows = 384
 
 // qkvSamples is qkvRoPE's group size in samples: the whole batch unless
-// the weight is packed once (serving, the inference commands). Packed per
-// product, the weight would be packed again for every group (measured
-// on fine-tuning: no faster, −3% to +3% per round).
+// the weight is packed in its kernel's order beforehand (serving and the
+// inference commands pack it once; training once per pass). Packed by
+// each product, the weight would be packed again for every group
+// (measured on fine-tuning: no faster, −3% to +3% per round).
 func qkvSamples[T tensor.Float](pw *tensor.PackedWeight[T], B, L int) int {
-	if pw == nil || qkvGroupRows <= 0 {
+	if pw == nil || !pw.InKernelOrder() || qkvGroupRows <= 0 {
 		return B
 	}
 	return max(1, (qkvGroupRows+L/2)/L)

@@ -110,7 +110,12 @@ func checkTileKernel(kernel func(chunks int, a unsafe.Pointer, lda uintptr, b un
 }
 
 // amxStatus asks Linux for the tile-data permission when the CPU and OS
-// support AMX, and says whether the back end may be used.
+// support AMX, and says whether the back end may be used. It asks at
+// start-up, before anything could reach a tile instruction, rather than
+// on first use: no path can then run one without it. The price is that
+// Linux sizes this process's signal frames for tile state (~11 KB),
+// which Go's 32 KiB signal stacks hold; C code of a cgo build that sets
+// up smaller alternate signal stacks would fail to.
 func amxStatus(c CPUInfo) string {
 	switch {
 	case !c.Has("amx_tile") || !c.Has("amx_bf16"):

@@ -88,10 +88,16 @@ TEXT ·amxTile32(SB), NOSPLIT, $0-64
 	TESTQ R8, R8
 	JZ   zero
 	LOAD_C
-	JMP  loop
+	JMP  count
 
 zero:
 	ZERO_C
+
+	// chunks ≤ 0 (no driver call passes it) stores C as loaded or
+	// zeroed rather than running the loop until the loads fault.
+count:
+	TESTQ CX, CX
+	JLE  store
 
 loop:
 	CHUNK
@@ -101,6 +107,7 @@ loop:
 	DECQ CX
 	JNZ  loop
 
+store:
 	STORE_C
 	TILERELEASE
 	RET

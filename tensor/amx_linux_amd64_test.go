@@ -183,10 +183,10 @@ func poisonBuffers() {
 	}
 }
 
-// TestAMXPackedWeightEmulated: weights packed once for AMX (PackWeight)
-// give GemmPacked exactly Gemm's result on the AMX kernel, tiles emulated
-// in Go, for the model's shapes and odd ones (an odd k block, n over one
-// column block, rows short of a tile).
+// TestAMXPackedWeightEmulated: weights packed once for AMX (PackWeight),
+// and repacked in place (Repack), give GemmPacked exactly Gemm's result on
+// the AMX kernel, tiles emulated in Go, for the model's shapes and odd ones
+// (an odd k block, n over one column block, rows short of a tile).
 func TestAMXPackedWeightEmulated(t *testing.T) {
 	emulateAMX(t)
 	if err := SetPrecision(PrecisionBF16); err != nil {
@@ -201,13 +201,25 @@ func TestAMXPackedWeightEmulated(t *testing.T) {
 		if len(p.packedBF) != amxLayout.size(s.out, s.in) || p.bfKernel != bf16AMX {
 			t.Fatalf("%+v: packed %d pairs for kernel %d, want AMX's layout", s, len(p.packedBF), p.bfKernel)
 		}
-		poisonBuffers()
-		want, got := make([]float32, s.m*s.out), make([]float32, s.m*s.out)
-		Gemm(false, true, s.m, s.out, s.in, 1, a, s.in, w, s.in, 0, want, s.out)
-		GemmPacked(s.m, 1, a, s.in, p, 0, got, s.out)
-		for i := range want {
-			if math.Float32bits(got[i]) != math.Float32bits(want[i]) || math.IsNaN(float64(got[i])) {
-				t.Fatalf("%+v: C[%d] = %v, Gemm gives %v", s, i, got[i], want[i])
+		// Then repacked in place over NaNs (training's pack per pass):
+		// every padding pair must be written again.
+		w2 := to32(randSlice(rng, s.out*s.in))
+		for _, repack := range []bool{false, true} {
+			if repack {
+				for i := range p.packedBF {
+					p.packedBF[i] = 0x7fc07fc0
+				}
+				p.Repack(w2)
+				w = w2
+			}
+			poisonBuffers()
+			want, got := make([]float32, s.m*s.out), make([]float32, s.m*s.out)
+			Gemm(false, true, s.m, s.out, s.in, 1, a, s.in, w, s.in, 0, want, s.out)
+			GemmPacked(s.m, 1, a, s.in, p, 0, got, s.out)
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) || math.IsNaN(float64(got[i])) {
+					t.Fatalf("%+v (repacked %v): C[%d] = %v, Gemm gives %v", s, repack, i, got[i], want[i])
+				}
 			}
 		}
 	}

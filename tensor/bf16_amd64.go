@@ -442,15 +442,15 @@ func (d bfDriver) computeM(w int, a bfA, m, n, k int, alpha float32, bp []uint32
 }
 
 // packWeightBF16 is PackWeight's bf16 layout: op(B) = Wᵀ rounded and
-// packed for the bf16 kernel products run on now, and that kernel; nil
-// when they run on none.
-func packWeightBF16(w []float32, n, k int) ([]uint32, int32) {
+// packed for the bf16 kernel products run on now (in dst's memory when it
+// is large enough), and that kernel; nil when they run on none.
+func packWeightBF16(dst []uint32, w []float32, n, k int) ([]uint32, int32) {
 	kern := bf16KernelNow()
 	d, ok := bfDriverFor(kern)
 	if !ok {
 		return nil, kern
 	}
-	bp := make([]uint32, d.layout.size(n, k))
+	bp := reuse(dst, d.layout.size(n, k))
 	d.layout.packParallel(true, w, k, n, k, bp)
 	return bp, kern
 }

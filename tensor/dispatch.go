@@ -120,9 +120,12 @@ var amxVerdict struct {
 // fp32 runs never execute a tile instruction. The AMX kernel was written
 // from the instruction manuals and checked against an emulation of them
 // (amx_linux_amd64_test.go); this is what stands between a
-// misunderstanding of the hardware and wrong bf16 results on a machine no
-// test ran on. On failure bf16 products move to the next kernel for this
-// CPU and the error says why.
+// misunderstanding of the hardware (an operand order, a layout, the tile
+// configuration) and wrong bf16 results on a machine no test ran on. It
+// catches wrong numbers only: a tile instruction that faults (a bad
+// encoding; TestAMXEncoding checks them against GNU objdump) would still
+// end the process. On failure bf16 products move to the next kernel for
+// this CPU and the error says why.
 func confirmAMX() error {
 	amxVerdict.once.Do(func() {
 		if amxSelfCheck != nil {

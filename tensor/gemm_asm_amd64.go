@@ -106,12 +106,13 @@ func asmActive() bool {
 }
 
 // packWeight32 is PackWeight's float32 layout: op(B) = Wᵀ as asmPackB
-// lays it out, or nil when products do not run on fma8x32.
-func packWeight32(w []float32, n, k int) []float32 {
+// lays it out (in dst's memory when it is large enough), or nil when
+// products do not run on fma8x32.
+func packWeight32(dst, w []float32, n, k int) []float32 {
 	if !asmActive() {
 		return nil
 	}
-	d := make([]float32, asmPackedLen(n, k))
+	d := reuse(dst, asmPackedLen(n, k))
 	asmPackBParallel(true, w, k, n, k, d)
 	return d
 }

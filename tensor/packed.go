@@ -31,17 +31,38 @@ type PackedWeight[T Float] struct {
 // PackWeight packs w [out, in] (row-major, as a Linear layer stores it).
 // It keeps w, which must not change while the PackedWeight is in use.
 func PackWeight[T Float](w []T, out, in int) *PackedWeight[T] {
-	if out <= 0 || in <= 0 || len(w) < out*in {
-		panic(fmt.Sprintf("tensor.PackWeight: len(w)=%d for a [%d, %d] weight", len(w), out, in))
+	if out <= 0 || in <= 0 {
+		panic(fmt.Sprintf("tensor.PackWeight: a [%d, %d] weight", out, in))
 	}
-	p := &PackedWeight[T]{w: w[:out*in], out: out, in: in}
-	if is32[T]() {
-		p.packed = packWeight32(as32(p.w), out, in)
-		if p.packed == nil {
-			p.packedBF, p.bfKernel = packWeightBF16(as32(p.w), out, in)
-		}
-	}
+	p := &PackedWeight[T]{out: out, in: in}
+	p.Repack(w)
 	return p
+}
+
+// Repack packs w, a weight of p's shape, in place of the one p holds,
+// reusing p's memory: for training, where a weight changes once per step
+// but several products in one pass read it (model: the q|k|v product in
+// groups of samples).
+func (p *PackedWeight[T]) Repack(w []T) {
+	if len(w) < p.out*p.in {
+		panic(fmt.Sprintf("tensor.PackedWeight.Repack: len(w)=%d for a [%d, %d] weight", len(w), p.out, p.in))
+	}
+	p.w = w[:p.out*p.in]
+	if !is32[T]() {
+		return
+	}
+	bf := p.packedBF
+	p.packed, p.packedBF = packWeight32(p.packed, as32(p.w), p.out, p.in), nil
+	if p.packed == nil {
+		p.packedBF, p.bfKernel = packWeightBF16(bf, as32(p.w), p.out, p.in)
+	}
+}
+
+// InKernelOrder reports whether W is held in the order of the kernel the
+// products run on now; false: GemmPacked reads W as stored, packing it
+// on every call as Gemm does.
+func (p *PackedWeight[T]) InKernelOrder() bool {
+	return is32[T]() && (p.packed != nil && asmActive() || p.packedBF != nil && bf16KernelNow() == p.bfKernel)
 }
 
 // Shape is W's [out, in].
@@ -62,4 +83,12 @@ func GemmPacked[T Float](m int, alpha T, a []T, lda int, w *PackedWeight[T], bet
 		}
 	}
 	Gemm(false, true, m, n, k, alpha, a, lda, w.w, k, beta, c, ldc)
+}
+
+// reuse is dst[:n] when dst can hold n elements, else new memory.
+func reuse[E any](dst []E, n int) []E {
+	if cap(dst) >= n {
+		return dst[:n]
+	}
+	return make([]E, n)
 }

@@ -5,13 +5,15 @@ package tensor
 // Without the avx512 kernel there is no packed layout: GemmPacked uses W
 // as stored.
 
-func packWeight32(w []float32, n, k int) []float32 { return nil }
+func packWeight32(dst, w []float32, n, k int) []float32 { return nil }
+
+func asmActive() bool { return false }
 
 func gemmPacked32(m, n, k int, alpha float32, a []float32, lda int, bp []float32, beta float32, c []float32, ldc int) bool {
 	return false
 }
 
-func packWeightBF16(w []float32, n, k int) ([]uint32, int32) { return nil, 0 }
+func packWeightBF16(dst []uint32, w []float32, n, k int) ([]uint32, int32) { return nil, 0 }
 
 func gemmPackedBF16(kern int32, a bfA, m, n, k int, alpha float32, bp []uint32, beta float32, c []float32, ldc int) bool {
 	return false

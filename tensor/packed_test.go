@@ -98,3 +98,77 @@ func TestPackWeightPanics(t *testing.T) {
 	}()
 	PackWeight(make([]float32, 5), 2, 3)
 }
+
+// TestRepack: a weight repacked in place (training packs each step's
+// weight once per pass) gives Gemm's products bit for bit, whatever the
+// memory it reuses held before: the buffers are filled with NaN first,
+// which any element the packing failed to write (a padding column, an
+// odd k's zero half) would carry into C. The shapes leave partial
+// slivers and odd k; the pack runs under every back end and precision,
+// repacking after a switch of precision too.
+func TestRepack(t *testing.T) {
+	prevBackend := BackendName()
+	defer SetBackend(prevBackend)
+	defer SetPrecision(PrecisionFP32)
+	precisions := []string{PrecisionFP32}
+	if BF16Supported() {
+		precisions = append(precisions, PrecisionBF16)
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, s := range []struct{ m, out, in int }{{64, 540, 180}, {19, 45, 37}, {33, 20, 181}} {
+		w1, w2 := to32(randSlice(rng, s.out*s.in)), to32(randSlice(rng, s.out*s.in))
+		a := to32(randSlice(rng, s.m*s.in))
+		for _, be := range Backends() {
+			for i, prec := range precisions {
+				t.Run(fmt.Sprintf("%dx%d_%s_%s", s.out, s.in, be.Name(), prec), func(t *testing.T) {
+					SetBackend(be.Name())
+					// Packed first under the other precision: the repack
+					// must change layout, reusing what memory it can.
+					if err := SetPrecision(precisions[(i+1)%len(precisions)]); err != nil {
+						t.Fatal(err)
+					}
+					p := PackWeight(w1, s.out, s.in)
+					if err := SetPrecision(prec); err != nil {
+						t.Fatal(err)
+					}
+					p.Repack(w1)
+					for j := range p.packed {
+						p.packed[j] = float32(math.NaN())
+					}
+					for j := range p.packedBF {
+						p.packedBF[j] = 0x7fc07fc0 // a bf16 NaN in both halves
+					}
+					held32, heldBF := p.packed, p.packedBF
+					p.Repack(w2)
+					if len(held32) > 0 && &p.packed[0] != &held32[0] || len(heldBF) > 0 && &p.packedBF[0] != &heldBF[0] {
+						t.Error("Repack of a same-shaped weight allocated new memory")
+					}
+					if want := p.packed != nil || p.packedBF != nil; p.InKernelOrder() != want {
+						t.Errorf("InKernelOrder() = %v with packed %v, packedBF %v", !want, p.packed != nil, p.packedBF != nil)
+					}
+					want, got := make([]float32, s.m*s.out), make([]float32, s.m*s.out)
+					Gemm(false, true, s.m, s.out, s.in, 1, a, s.in, w2, s.in, 0, want, s.out)
+					GemmPacked(s.m, 1, a, s.in, p, 0, got, s.out)
+					for j := range want {
+						if math.Float32bits(got[j]) != math.Float32bits(want[j]) {
+							t.Fatalf("C[%d] = %v, Gemm on the new weight gives %v", j, got[j], want[j])
+						}
+					}
+				})
+			}
+		}
+	}
+	// Packed under avx512 (fp32), used under gonum: the layout is not
+	// the kernel's any more, and InKernelOrder must say so.
+	if err := SetPrecision(PrecisionFP32); err != nil {
+		t.Fatal(err)
+	}
+	if SetBackend("avx512") != nil {
+		return // no avx512 back end in this build
+	}
+	p := PackWeight(to32(randSlice(rng, 40*30)), 40, 30)
+	SetBackend("gonum")
+	if p.InKernelOrder() {
+		t.Error("InKernelOrder() under gonum for a weight packed under avx512")
+	}
+}
