@@ -17,13 +17,7 @@ import (
 // wider than the matrices, both betas, and the model's shapes next to odd
 // ones.
 func TestGemmPacked(t *testing.T) {
-	prevBackend := BackendName()
-	defer SetBackend(prevBackend)
-	defer SetPrecision(PrecisionFP32)
-	precisions := []string{PrecisionFP32}
-	if BF16Supported() {
-		precisions = append(precisions, PrecisionBF16)
-	}
+	precisions := restoreSettings(t)
 	rng := rand.New(rand.NewPCG(5, 6))
 	cases := []struct {
 		m, out, in  int
@@ -88,6 +82,18 @@ func TestGemmPacked(t *testing.T) {
 	}
 }
 
+// restoreSettings puts the back end and precision back as they were when
+// t ends, and returns the precisions this CPU can run.
+func restoreSettings(t *testing.T) []string {
+	prevBackend := BackendName()
+	t.Cleanup(func() { SetBackend(prevBackend); SetPrecision(PrecisionFP32) })
+	precisions := []string{PrecisionFP32}
+	if BF16Supported() {
+		precisions = append(precisions, PrecisionBF16)
+	}
+	return precisions
+}
+
 // TestPackWeightPanics: a weight shorter than [out, in] is a programmer
 // error, named at the call, not an index panic in a kernel later.
 func TestPackWeightPanics(t *testing.T) {
@@ -107,13 +113,7 @@ func TestPackWeightPanics(t *testing.T) {
 // slivers and odd k; the pack runs under every back end and precision,
 // repacking after a switch of precision too.
 func TestRepack(t *testing.T) {
-	prevBackend := BackendName()
-	defer SetBackend(prevBackend)
-	defer SetPrecision(PrecisionFP32)
-	precisions := []string{PrecisionFP32}
-	if BF16Supported() {
-		precisions = append(precisions, PrecisionBF16)
-	}
+	precisions := restoreSettings(t)
 	rng := rand.New(rand.NewPCG(7, 8))
 	for _, s := range []struct{ m, out, in int }{{64, 540, 180}, {19, 45, 37}, {33, 20, 181}} {
 		w1, w2 := to32(randSlice(rng, s.out*s.in)), to32(randSlice(rng, s.out*s.in))
