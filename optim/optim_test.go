@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"romae/internal/race"
 	"romae/tensor"
 )
 
@@ -358,7 +359,7 @@ func TestLoadStateErrors(t *testing.T) {
 }
 
 func TestStepDoesNotAllocate(t *testing.T) {
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("sync.Pool drops items under -race")
 	}
 	for _, sizes := range [][]int{{100, 30}, {2 * parallelMin, 3}} {

@@ -17,7 +17,7 @@
 #
 # Writes OUT/summary.md (the CPU, the kernels, both tables) and the raw
 # outputs beside it. About 30 minutes on 2 cores. Installs what is missing
-# (scripts/setup.sh, and the anchor's Debian packages).
+# (scripts/setup.sh, with the anchor's Debian packages).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export GOEXPERIMENT=simd
@@ -26,16 +26,8 @@ out=${1:-results/classes/$(date +%Y%m%d)-$(echo "$cpu" | tr -cs 'A-Za-z0-9' '-' 
 rounds=${ROUNDS:-3}
 mkdir -p "$out"
 
-bash scripts/setup.sh
-need=()
-for p in python3-torch python3-numpy libopenblas0-pthread; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
-done
-if ((${#need[@]})); then
-  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
-fi
+# The anchor's packages (../shared/anchors/README.md) besides romae's own.
+bash scripts/setup.sh python3-torch python3-numpy libopenblas0-pthread
 
 echo "class_check: 1/4 CPU and kernels" >&2
 lscpu >"$out/lscpu.txt"

@@ -11,7 +11,9 @@ cd "$(dirname "$0")/.."
 # in a headless browser), Open MPI and pkg-config (data-parallel training,
 # bin/romae-mpi; docs/distributed.md), qemu-user (the tests that run romae
 # on emulated CPUs: x86-64 without AVX-512, and arm64).
-pkgs=(libopenblas-dev dataset-fashion-mnist espeak-ng sox gcc chromium openmpi-bin libopenmpi-dev pkg-config qemu-user)
+# Arguments name more packages to install the same way (class_check.sh:
+# the authors' PyTorch for side-by-side timing).
+pkgs=(libopenblas-dev dataset-fashion-mnist espeak-ng sox gcc chromium openmpi-bin libopenmpi-dev pkg-config qemu-user "$@")
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

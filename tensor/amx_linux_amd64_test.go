@@ -18,6 +18,7 @@ import (
 	"unsafe"
 
 	"romae/internal/avxaudit"
+	"romae/internal/race"
 )
 
 // TestAMXGemm runs the bf16 product checks on the AMX tiles. It needs a
@@ -286,7 +287,7 @@ func TestGemmOtherClassBlocks(t *testing.T) {
 	if !hasAVX512 {
 		t.Skip("the avx512 back end needs AVX-512; this CPU lacks it")
 	}
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("run by the default build: under -race it takes ~100 s and the same code is raced by TestSgemmBackends and TestBF16Gemm")
 	}
 	for _, c := range []struct {

@@ -17,7 +17,7 @@ func TestCPUMatchesLinux(t *testing.T) {
 	}
 	if os.Getenv("ROMAE_EMULATED_CPU") != "" {
 		// qemu-user answers CPUID for the CPU it emulates but passes
-		// /proc/cpuinfo through from the host (scripts/test-other-cpus.sh).
+		// /proc/cpuinfo through from the host (scripts/test.sh runs these tests as an emulated Haswell).
 		t.Skip("ROMAE_EMULATED_CPU is set: CPUID is an emulator's, /proc/cpuinfo the host's")
 	}
 	raw, err := os.ReadFile("/proc/cpuinfo")

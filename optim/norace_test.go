@@ -1,5 +1,0 @@
-//go:build !race
-
-package optim
-
-const raceEnabled = false
