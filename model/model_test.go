@@ -1083,6 +1083,73 @@ func TestQKVRoPEGroupsTraining(t *testing.T) {
 	})
 }
 
+// TestAttendSelectedRows: where the last block reads only some rows
+// ([CLS] under [CLS] pooling, the [MASK] rows of the pre-training
+// decoder), attending those queries alone gives the loss and every
+// gradient of attending all of them, bit for bit, over two training steps
+// with dropout (buffers reused, so a stale row would show in the second),
+// and the same evaluation output.
+func TestAttendSelectedRows(t *testing.T) {
+	defer func(v bool) { attendSelectedRows = v }(attendSelectedRows)
+	eachPrecisionTask(t, func(t *testing.T, task string) {
+		cfg := smallConfig(task, 2)
+		cfg.Encoder = Size{DModel: 64, Heads: 2, Depth: 2, FFN: 96}
+		cfg.AttnDropout, cfg.HiddenDropout, cfg.DropPath = 0.1, 0.1, 0.1
+		bt := testBatch(5, 50, 2, 2, false, 17)
+		mask := testMask(bt, 6)
+		run := func(selected bool) (losses []float64, grads [][]float32) {
+			attendSelectedRows = selected
+			m, err := New[float32](cfg, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ws := m.NewWorkspace()
+			for step := range 3 {
+				m.ZeroGrad()
+				rng := rand.New(rand.NewPCG(1, uint64(step)))
+				train := step < 2
+				var loss float64
+				if task == TaskPretrain {
+					loss, err = m.ForwardPretrain(ws, bt, mask, train, rng)
+				} else {
+					loss, err = m.ForwardTask(ws, bt, LossOptions{}, train, rng)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				losses = append(losses, loss)
+				if !train {
+					break
+				}
+				if task == TaskPretrain {
+					m.BackwardPretrain(ws)
+				} else {
+					m.BackwardTask(ws)
+				}
+				grads = append(grads, append([]float32(nil), m.G...))
+				for i, g := range m.G {
+					m.W[i] -= 0.05 * g
+				}
+			}
+			return losses, grads
+		}
+		wantLoss, want := run(false)
+		gotLoss, got := run(true)
+		for step := range wantLoss {
+			if gotLoss[step] != wantLoss[step] || math.IsNaN(gotLoss[step]) {
+				t.Fatalf("step %d: loss %v attending the selected rows, %v attending all", step, gotLoss[step], wantLoss[step])
+			}
+		}
+		for step := range want {
+			for i := range want[step] {
+				if math.Float32bits(got[step][i]) != math.Float32bits(want[step][i]) || math.IsNaN(float64(got[step][i])) {
+					t.Fatalf("step %d: gradient %d: %v attending the selected rows, %v attending all", step, i, got[step][i], want[step][i])
+				}
+			}
+		}
+	})
+}
+
 // eachPrecisionTask runs fn as a subtest for pre-training and
 // classification under fp32, and under bf16 where this CPU has a bf16
 // kernel, with the precision set (and fp32 restored after).

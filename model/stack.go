@@ -295,7 +295,11 @@ func (s *stack[T]) forward(a *stackActs[T], keyPad []bool, rng *rand.Rand) {
 		if a.train && a.rot == nil {
 			nn.SplitHeadsLD(l.v, a.lin3[2*d:], 3*d, B, L, H, hd) // lin3 is reused by the next block
 		}
-		// Attention writes its output straight into token order.
+		// Attention writes its output straight into token order. Where the
+		// block's row-wise part runs on selected rows (outRows), only those
+		// queries are attended: the other rows of the output are never read.
+		sel := a.selected(i, len(s.blocks))
+		q0, q1 := a.queryRows(sel)
 		v, prob := nn.HeadMajor(l.v, H, L, hd), l.prob
 		if !a.train {
 			prob = nil                                  // no backward pass: P stays in per-core scratch
@@ -305,14 +309,13 @@ func (s *stack[T]) forward(a *stackActs[T], keyPad []bool, rng *rand.Rand) {
 			nn.PrefixAttentionForward(nn.TokenMajor(l.merged, d, L, hd), nn.HeadMajor(l.q, H, L, hd), nn.HeadMajor(l.k, H, L, hd), v,
 				prob, l.probDrop, keyPad, nilIfEmpty(l.attnMask), B, H, L, a.prefix, hd)
 		} else {
-			nn.AttentionForward(nn.TokenMajor(l.merged, d, L, hd), nn.HeadMajor(l.q, H, L, hd), nn.HeadMajor(l.k, H, L, hd), v,
-				prob, l.probDrop, keyPad, nilIfEmpty(l.attnMask), B, H, L, hd)
+			nn.AttentionForwardRows(nn.TokenMajor(l.merged, d, L, hd), nn.HeadMajor(l.q, H, L, hd), nn.HeadMajor(l.k, H, L, hd), v,
+				prob, l.probDrop, keyPad, nilIfEmpty(l.attnMask), B, H, L, q0, q1, hd)
 		}
 
 		// From the output projection on, a block works row by row: on
 		// every row, or on the selected rows alone (see outRows).
 		rows, xr, merged, outr := N, x, l.merged, out
-		sel := a.selected(i, len(s.blocks))
 		if sel {
 			rows = B * a.outRows.len()
 			for _, p := range []*[]T{&a.selX, &a.selMerged, &a.selOut} {
@@ -443,7 +446,8 @@ func (s *stack[T]) backward(a *stackActs[T]) {
 		if a.prefix >= 0 {
 			nn.PrefixAttentionBackward(dqH, dkH, dvT, dOut, qH, kH, vH, l.prob, l.probDrop, nilIfEmpty(l.attnMask), B, H, L, a.prefix, hd)
 		} else {
-			nn.AttentionBackward(dqH, dkH, dvT, dOut, qH, kH, vH, l.prob, l.probDrop, nilIfEmpty(l.attnMask), B, H, L, hd)
+			q0, q1 := a.queryRows(sel)
+			nn.AttentionBackwardRows(dqH, dkH, dvT, dOut, qH, kH, vH, l.prob, l.probDrop, nilIfEmpty(l.attnMask), B, H, L, q0, q1, hd)
 		}
 		if a.rot != nil && a.dAngles != nil { // learned angles (SIREN-RoPE)
 			a.rot.AngleGrad(a.dAngles, l.q, a.dq, B, L, H)
@@ -483,6 +487,20 @@ func (r rowRange) len() int { return r.hi - r.lo }
 // selected reports whether block i of depth runs its row-wise part on
 // outRows only: the last block, when outRows is set.
 func (a *stackActs[T]) selected(i, depth int) bool { return a.outRows.hi > 0 && i == depth-1 }
+
+// queryRows is the range of query rows a block attends: outRows in the
+// block that selects them (sel), every row otherwise.
+func (a *stackActs[T]) queryRows(sel bool) (lo, hi int) {
+	if sel && attendSelectedRows {
+		return a.outRows.lo, a.outRows.hi
+	}
+	return 0, a.L
+}
+
+// attendSelectedRows lets the block that selects rows attend only those
+// queries (false: every query, the rest discarded), a variable so tests
+// can compare both.
+var attendSelectedRows = true
 
 // gatherRows copies rows r.lo..r.hi−1 of each of B samples of L rows of
 // src into dst [B·(hi−lo), d]; scatterRows is its inverse.

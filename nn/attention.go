@@ -99,21 +99,39 @@ func (v Heads[T]) check(what string, B, H, L, hd int) {
 // L2 (160 KB at L = 201), instead of three passes over a [B,H,L,L]
 // tensor (15 MB for RoMAE-tiny fine-tuning) that does not fit in cache.
 func AttentionForward[T tensor.Float](out, q, k, v Heads[T], prob, probDrop []T, keyPad []bool, dropMask []T, B, H, L, hd int) {
+	AttentionForwardRows(out, q, k, v, prob, probDrop, keyPad, dropMask, B, H, L, 0, L, hd)
+}
+
+// AttentionForwardRows is AttentionForward for the queries r0 ≤ r < r1 of
+// every sample alone: rows r0…r1−1 of out and of each sample and head's
+// L×L block of prob and probDrop are written, the other rows are left as
+// they were, and every key still takes part. A caller that reads only some
+// rows of the output skips the other rows' scores, softmax and products:
+// under [CLS] pooling the encoder's last block needs the [CLS] row alone.
+func AttentionForwardRows[T tensor.Float](out, q, k, v Heads[T], prob, probDrop []T, keyPad []bool, dropMask []T, B, H, L, r0, r1, hd int) {
 	checkViews(B, H, L, hd, "out, q, k, v", out, q, k, v)
+	checkRows("AttentionForwardRows", r0, r1, L)
 	LL := L * L
 	if prob != nil && len(prob) < B*H*LL || dropMask != nil && (len(dropMask) < B*H*LL || len(probDrop) < B*H*LL) {
 		panic(fmt.Sprintf("nn: AttentionForward: prob/dropMask/probDrop shorter than B·H·L·L = %d", B*H*LL))
 	}
-	attentionPerHead(out, q, k, v, prob, probDrop, keyPad, dropMask, B, H, L, hd, softmaxMatrix[T])
+	attentionPerHead(out, q, k, v, prob, probDrop, keyPad, dropMask, B, H, L, r0, r1, hd, softmaxMatrix[T])
 }
 
-// attentionPerHead is the fused driver of AttentionForward and
+// checkRows panics unless 0 ≤ r0 < r1 ≤ L: a query row range.
+func checkRows(what string, r0, r1, L int) {
+	if r0 < 0 || r1 <= r0 || r1 > L {
+		panic(fmt.Sprintf("nn: %s: query rows [%d, %d) outside [0, %d)", what, r0, r1, L))
+	}
+}
+
+// attentionPerHead is the fused driver of AttentionForwardRows and
 // CausalAttentionForward: per (sample b, head h), in parallel, the scores
-// p = q kᵀ [L,L], normalised in place by softmax(p, scale, keyPad, bias,
-// keep, b, L), then out = (p ⊙ dropMask) v. The arguments are the
-// callers', already checked.
-func attentionPerHead[T tensor.Float](out, q, k, v Heads[T], prob, probDrop []T, keyPad []bool, dropMask []T, B, H, L, hd int,
-	softmax func(p []T, scale T, keyPad []bool, bias, keep []float32, b, L int)) {
+// p = q kᵀ [L,L] of query rows r0…r1−1, normalised in place by
+// softmax(p, scale, keyPad, bias, keep, b, L, r0, r1), then those rows of
+// out = (p ⊙ dropMask) v. The arguments are the callers', already checked.
+func attentionPerHead[T tensor.Float](out, q, k, v Heads[T], prob, probDrop []T, keyPad []bool, dropMask []T, B, H, L, r0, r1, hd int,
+	softmax func(p []T, scale T, keyPad []bool, bias, keep []float32, b, L, r0, r1 int)) {
 	LL := L * L
 	scale := T(1 / math.Sqrt(float64(hd)))
 	bias, keep, release := padVectors32[T](keyPad, B*L)
@@ -134,16 +152,17 @@ func attentionPerHead[T tensor.Float](out, q, k, v Heads[T], prob, probDrop []T,
 			}
 			// The 1/sqrt(hd) goes into the softmax, not the product's alpha:
 			// the bf16 kernel stores alpha = 1 tiles straight into C.
-			tensor.GemmSerial(false, true, L, L, hd, 1, q.at(b, h), q.LD, k.at(b, h), k.LD, 0, p, L)
-			softmax(p, scale, keyPad, bias, keep, b, L)
-			pv := p
+			nq, pr := r1-r0, p[r0*L:r1*L]
+			tensor.GemmSerial(false, true, nq, L, hd, 1, q.at(b, h)[r0*q.LD:], q.LD, k.at(b, h), k.LD, 0, pr, L)
+			softmax(p, scale, keyPad, bias, keep, b, L, r0, r1)
+			pv := pr
 			if dropMask != nil {
-				pv = probDrop[bh*LL : (bh+1)*LL]
-				for i, m := range dropMask[bh*LL : (bh+1)*LL] {
-					pv[i] = p[i] * m
+				pv = probDrop[bh*LL+r0*L : bh*LL+r1*L]
+				for i, m := range dropMask[bh*LL+r0*L : bh*LL+r1*L] {
+					pv[i] = pr[i] * m
 				}
 			}
-			tensor.GemmSerial(false, false, L, hd, L, 1, pv, L, v.at(b, h), v.LD, 0, out.at(b, h), out.LD)
+			tensor.GemmSerial(false, false, nq, hd, L, 1, pv, L, v.at(b, h), v.LD, 0, out.at(b, h)[r0*out.LD:], out.LD)
 		}
 	})
 }
@@ -169,10 +188,10 @@ func padVectors32[T tensor.Float](keyPad []bool, n int) (bias, keep []float32, r
 	return bias, keep, func() { putScratch(buf) }
 }
 
-// softmaxMatrix replaces the L rows of sample b's scores p [L,L] by
+// softmaxMatrix replaces rows r0…r1−1 of sample b's scores p [L,L] by
 // softmax(scale·p) in place: the vectorised float32 kernel, or the float64
 // reference.
-func softmaxMatrix[T tensor.Float](p []T, scale T, keyPad []bool, bias, keep []float32, b, L int) {
+func softmaxMatrix[T tensor.Float](p []T, scale T, keyPad []bool, bias, keep []float32, b, L, r0, r1 int) {
 	var z T
 	if unsafe.Sizeof(z) == 4 {
 		p32 := as32(p)
@@ -180,7 +199,7 @@ func softmaxMatrix[T tensor.Float](p []T, scale T, keyPad []bool, bias, keep []f
 		if bias != nil {
 			bs, ks = bias[b*L:(b+1)*L], keep[b*L:(b+1)*L]
 		}
-		for r := range L {
+		for r := r0; r < r1; r++ {
 			tensor.SoftmaxRow32(p32[r*L:(r+1)*L], float32(scale), bs, ks)
 		}
 		return
@@ -189,7 +208,7 @@ func softmaxMatrix[T tensor.Float](p []T, scale T, keyPad []bool, bias, keep []f
 	if keyPad != nil {
 		pad = keyPad[b*L : (b+1)*L]
 	}
-	for r := range L {
+	for r := r0; r < r1; r++ {
 		softmaxRow(p[r*L:(r+1)*L], scale, pad)
 	}
 }
@@ -271,7 +290,16 @@ func softmaxRow[T tensor.Float](s []T, scale T, pad []bool) {
 // and produced. Fused per (sample, head) like the forward pass: dP and dS
 // live in a per-core L×L scratch matrix that stays in L2.
 func AttentionBackward[T tensor.Float](dq, dk, dv, dOut, q, k, v Heads[T], prob, probDrop, dropMask []T, B, H, L, hd int) {
+	AttentionBackwardRows(dq, dk, dv, dOut, q, k, v, prob, probDrop, dropMask, B, H, L, 0, L, hd)
+}
+
+// AttentionBackwardRows is AttentionBackward after AttentionForwardRows
+// with query rows r0…r1−1: only those rows of dOut and prob are read, dk
+// and dv are whole, and dq is zero outside those rows (the other queries
+// fed nothing).
+func AttentionBackwardRows[T tensor.Float](dq, dk, dv, dOut, q, k, v Heads[T], prob, probDrop, dropMask []T, B, H, L, r0, r1, hd int) {
 	checkViews(B, H, L, hd, "dq, dk, dv, dOut, q, k, v", dq, dk, dv, dOut, q, k, v)
+	checkRows("AttentionBackwardRows", r0, r1, L)
 	LL := L * L
 	if len(prob) < B*H*LL || dropMask != nil && (len(dropMask) < B*H*LL || len(probDrop) < B*H*LL) {
 		panic(fmt.Sprintf("nn: AttentionBackward: prob/dropMask/probDrop shorter than B·H·L·L = %d", B*H*LL))
@@ -281,35 +309,43 @@ func AttentionBackward[T tensor.Float](dq, dk, dv, dOut, q, k, v Heads[T], prob,
 		scr := getWork[T](LL)
 		defer putWork(scr)
 		ds := (*scr)[:LL]
+		nq, rows := r1-r0, r0*L
 		for bh := lo; bh < hi; bh++ {
 			b, h := bh/H, bh%H
-			p := prob[bh*LL : (bh+1)*LL]
+			p := prob[bh*LL+rows : bh*LL+r1*L]
 			pv := p
 			var m []T
 			if dropMask != nil {
-				pv, m = probDrop[bh*LL:(bh+1)*LL], dropMask[bh*LL:(bh+1)*LL]
+				pv, m = probDrop[bh*LL+rows:bh*LL+r1*L], dropMask[bh*LL+rows:bh*LL+r1*L]
 			}
-			do := dOut.at(b, h)
+			do := dOut.at(b, h)[r0*dOut.LD:]
 			// dP' = dOut vᵀ
-			tensor.GemmSerial(false, true, L, L, hd, 1, do, dOut.LD, v.at(b, h), v.LD, 0, ds, L)
+			tensor.GemmSerial(false, true, nq, L, hd, 1, do, dOut.LD, v.at(b, h), v.LD, 0, ds, L)
 			// Softmax backward row by row: dS = P ⊙ (dP − Σ dP⊙P), with the
 			// dropout mask folded into dP and the 1/sqrt(hd) scale into dS.
-			softmaxGradMatrix(ds, p, m, scale, L)
+			softmaxGradMatrix(ds, p, m, scale, L, nq)
 			// dv = P'ᵀ dOut, after the softmax backward has streamed P into
 			// the cache (P' is P without dropout): the product reads P'ᵀ in
 			// place, a cache line per step, which from memory made it run at
 			// 60% of its speed on a cached P (Zen 4, batch 32 × 201 tokens).
-			tensor.GemmSerial(true, false, L, hd, L, 1, pv, L, do, dOut.LD, 0, dv.at(b, h), dv.LD)
+			tensor.GemmSerial(true, false, L, hd, nq, 1, pv, L, do, dOut.LD, 0, dv.at(b, h), dv.LD)
 			// dq = dS k ; dk = dSᵀ q
-			tensor.GemmSerial(false, false, L, hd, L, 1, ds, L, k.at(b, h), k.LD, 0, dq.at(b, h), dq.LD)
-			tensor.GemmSerial(true, false, L, hd, L, 1, ds, L, q.at(b, h), q.LD, 0, dk.at(b, h), dk.LD)
+			dqh := dq.at(b, h)
+			tensor.GemmSerial(false, false, nq, hd, L, 1, ds, L, k.at(b, h), k.LD, 0, dqh[r0*dq.LD:], dq.LD)
+			tensor.GemmSerial(true, false, L, hd, nq, 1, ds, L, q.at(b, h)[r0*q.LD:], q.LD, 0, dk.at(b, h), dk.LD)
+			for r := range L {
+				if r < r0 || r >= r1 {
+					clear(dqh[r*dq.LD : r*dq.LD+hd])
+				}
+			}
 		}
 	})
 }
 
-// softmaxGradMatrix is the softmax backward of the L rows of one [L,L]
-// block (mask nil: no dropout): the float32 kernel or the reference.
-func softmaxGradMatrix[T tensor.Float](ds, p, mask []T, scale T, L int) {
+// softmaxGradMatrix is the softmax backward of the first rows rows of
+// one [L,L] block (mask nil: no dropout): the float32 kernel or the
+// reference.
+func softmaxGradMatrix[T tensor.Float](ds, p, mask []T, scale T, L, rows int) {
 	var z T
 	if unsafe.Sizeof(z) == 4 {
 		ds32, p32 := as32(ds), as32(p)
@@ -317,7 +353,7 @@ func softmaxGradMatrix[T tensor.Float](ds, p, mask []T, scale T, L int) {
 		if mask != nil {
 			m32 = as32(mask)
 		}
-		for r := range L {
+		for r := range rows {
 			var mr []float32
 			if m32 != nil {
 				mr = m32[r*L : (r+1)*L]
@@ -326,7 +362,7 @@ func softmaxGradMatrix[T tensor.Float](ds, p, mask []T, scale T, L int) {
 		}
 		return
 	}
-	softmaxBackward(ds, p, mask, scale, L, L)
+	softmaxBackward(ds, p, mask, scale, rows, L)
 }
 
 // as32 reinterprets a []T whose element is float32 underneath.

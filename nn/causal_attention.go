@@ -26,15 +26,15 @@ func CausalAttentionForward[T tensor.Float](out, q, k, v Heads[T], prob []T, key
 	if prob != nil && len(prob) < B*H*LL {
 		panic(fmt.Sprintf("nn: CausalAttentionForward: prob shorter than B·H·L·L = %d", B*H*LL))
 	}
-	attentionPerHead(out, q, k, v, prob, nil, keyPad, nil, B, H, L, hd, causalSoftmax[T])
+	attentionPerHead(out, q, k, v, prob, nil, keyPad, nil, B, H, L, 0, L, hd, causalSoftmax[T])
 }
 
-// causalSoftmax replaces each row r of sample b's scores p [L,L] by the
-// softmax of its first r+1 entries, zeroing the rest.
-func causalSoftmax[T tensor.Float](p []T, scale T, keyPad []bool, bias, keep []float32, b, L int) {
+// causalSoftmax replaces each row r0 ≤ r < r1 of sample b's scores p
+// [L,L] by the softmax of its first r+1 entries, zeroing the rest.
+func causalSoftmax[T tensor.Float](p []T, scale T, keyPad []bool, bias, keep []float32, b, L, r0, r1 int) {
 	if _, ok := any(p).([]float32); ok {
 		p32 := as32(p)
-		for r := range L {
+		for r := r0; r < r1; r++ {
 			var bs, ks []float32
 			if bias != nil {
 				bs, ks = bias[b*L:b*L+r+1], keep[b*L:b*L+r+1]
@@ -44,7 +44,7 @@ func causalSoftmax[T tensor.Float](p []T, scale T, keyPad []bool, bias, keep []f
 		}
 		return
 	}
-	for r := range L {
+	for r := r0; r < r1; r++ {
 		var pad []bool
 		if keyPad != nil {
 			pad = keyPad[b*L : b*L+r+1]

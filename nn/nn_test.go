@@ -257,10 +257,94 @@ func TestAttentionViews(t *testing.T) {
 	}
 }
 
+// TestAttentionRows checks AttentionForwardRows and AttentionBackwardRows
+// against the whole-sequence functions: the selected query rows of out and
+// prob equal the full pass's, every other row is left untouched (NaN
+// here), and given a dOut that is zero outside the rows, dk and dv equal
+// the full backward's and dq is the full one's in the rows and zero
+// elsewhere (written, not left as it was).
+func TestAttentionRows(t *testing.T) {
+	B, H, L, hd := 2, 2, 7, 4
+	n := B * H * L * hd
+	nan := math.NaN()
+	poisoned := func(size int) []float64 {
+		x := make([]float64, size)
+		for i := range x {
+			x[i] = nan
+		}
+		return x
+	}
+	for _, tc := range []struct {
+		name      string
+		r0, r1    int
+		pad, drop bool
+	}{
+		{"all", 0, L, true, true},
+		{"cls", 0, 1, false, false},
+		{"cls/pad+dropout", 0, 1, true, true},
+		{"middle", 2, 5, true, false},
+		{"tail/dropout", 4, L, false, true},
+		{"last", L - 1, L, true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q, k, v := gradcheck.Rand(n, 1), gradcheck.Rand(n, 2), gradcheck.Rand(n, 3)
+			var keyPad []bool
+			var mask []float64
+			if tc.pad {
+				keyPad = make([]bool, B*L)
+				keyPad[5], keyPad[L+1] = true, true
+			}
+			if tc.drop {
+				mask = make([]float64, B*H*L*L)
+				DropoutMask(mask, 0.3, rand.New(rand.NewPCG(3, 4)))
+			}
+			hm := func(x []float64) Heads[float64] { return HeadMajor(x, H, L, hd) }
+			inRows := func(i, rowLen int) bool { r := i / rowLen % L; return r >= tc.r0 && r < tc.r1 }
+
+			out, prob, pd := make([]float64, n), make([]float64, B*H*L*L), make([]float64, B*H*L*L)
+			AttentionForward(hm(out), hm(q), hm(k), hm(v), prob, pd, keyPad, mask, B, H, L, hd)
+			gotOut, gotProb, gotPD := poisoned(n), poisoned(B*H*L*L), poisoned(B*H*L*L)
+			AttentionForwardRows(hm(gotOut), hm(q), hm(k), hm(v), gotProb, gotPD, keyPad, mask, B, H, L, tc.r0, tc.r1, hd)
+			for _, c := range []struct {
+				what      string
+				got, want []float64
+				rowLen    int
+			}{{"out", gotOut, out, hd}, {"prob", gotProb, prob, L}, {"probDrop", gotPD, pd, L}} {
+				if c.what == "probDrop" && !tc.drop {
+					continue
+				}
+				for i := range c.want {
+					switch {
+					case inRows(i, c.rowLen) && !(math.Abs(c.got[i]-c.want[i]) <= 1e-12*math.Max(1, math.Abs(c.want[i]))):
+						t.Fatalf("%s[%d] = %v, want %v", c.what, i, c.got[i], c.want[i])
+					case !inRows(i, c.rowLen) && !math.IsNaN(c.got[i]):
+						t.Fatalf("%s[%d] = %v outside the query rows, want it left as it was", c.what, i, c.got[i])
+					}
+				}
+			}
+
+			dOut := gradcheck.Rand(n, 4)
+			for i := range dOut {
+				if !inRows(i, hd) {
+					dOut[i] = 0
+				}
+			}
+			dq, dk, dv := make([]float64, n), make([]float64, n), make([]float64, n)
+			AttentionBackward(hm(dq), hm(dk), hm(dv), hm(dOut), hm(q), hm(k), hm(v), prob, pd, mask, B, H, L, hd)
+			gotDQ, gotDK, gotDV := poisoned(n), poisoned(n), poisoned(n)
+			// Only the selected rows of prob and probDrop may be read.
+			AttentionBackwardRows(hm(gotDQ), hm(gotDK), hm(gotDV), hm(dOut), hm(q), hm(k), hm(v), gotProb, gotPD, mask, B, H, L, tc.r0, tc.r1, hd)
+			closeAll(t, "dq", gotDQ, dq)
+			closeAll(t, "dk", gotDK, dk)
+			closeAll(t, "dv", gotDV, dv)
+		})
+	}
+}
+
 func closeAll(t *testing.T, what string, got, want []float64) {
 	t.Helper()
 	for i := range want {
-		if math.Abs(got[i]-want[i]) > 1e-12*math.Max(1, math.Abs(want[i])) {
+		if !(math.Abs(got[i]-want[i]) <= 1e-12*math.Max(1, math.Abs(want[i]))) { // NaN fails too
 			t.Fatalf("%s[%d] = %v, want %v", what, i, got[i], want[i])
 		}
 	}

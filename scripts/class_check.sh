@@ -68,12 +68,12 @@ for exp in ("pendulum", "uea-BasicMotions"):
     r = {}
     for prec in ("fp32", "bf16"):
         with open(os.path.join(out, f"quality-{prec}", exp, "results.json")) as f:
-            row = json.load(f)["rows"][0]
-        r[prec] = row
+            res = json.load(f)
+        r[prec] = res["rows"][0] | {"seconds": res["seconds"]}
     f, b = r["fp32"], r["bf16"]
     diffs = [y - x for x, y in zip(f["values"], b["values"])]
     rows.append(f"| {f['setting']} | {f['metric']} | {f['mean']:.4g} ± {f['std']:.2g} | {b['mean']:.4g} ± {b['std']:.2g} | "
-                + " / ".join(f"{d:+.3g}" for d in diffs) + " |")
+                + " / ".join(f"{d:+.3g}" for d in diffs) + f" | {f['seconds']:.0f} / {b['seconds']:.0f} |")
 with open(os.path.join(out, "summary.md"), "w") as s:
     s.write(f"# Machine class check: {cpu}\n\n")
     s.write(f"Commit {commit}. `romae version`:\n\n```\n" + version.strip() + "\n```\n\n")
@@ -84,7 +84,7 @@ with open(os.path.join(out, "summary.md"), "w") as s:
     s.write("## Speed, side by side with the authors' PyTorch\n\n```\n")
     s.write(open(os.path.join(out, "side-by-side.txt")).read().strip() + "\n```\n\n")
     s.write("## Quality: bf16 products against fp32, same binary and seeds\n\n")
-    s.write("| setting | metric | fp32 mean ± std | bf16 mean ± std | bf16 − fp32 per seed |\n|---|---|---|---|---|\n")
+    s.write("| setting | metric | fp32 mean ± std | bf16 mean ± std | bf16 − fp32 per seed | wall s, fp32 / bf16 |\n|---|---|---|---|---|---|\n")
     s.write("\n".join(rows) + "\n")
 print(open(os.path.join(out, "summary.md")).read())
 EOF

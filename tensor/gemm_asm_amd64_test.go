@@ -75,7 +75,7 @@ func TestAsmPackBParallel(t *testing.T) {
 				want := make([]float32, asmPackedLen(tc.n, tc.k))
 				got := make([]float32, len(want))
 				for i := range got {
-					got[i] = -1 // every element must be written
+					got[i], want[i] = -1, -2 // every element must be written
 				}
 				asmPackB(transB, b, ldb, tc.n, tc.k, want)
 				asmPackBParallel(transB, b, ldb, tc.n, tc.k, got)

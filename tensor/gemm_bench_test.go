@@ -22,6 +22,7 @@ var benchShapes = []benchShape{
 	{"dx_6400x180x720_NT", false, true, 6400, 180, 720, 1},
 	{"dw_180x180x6400_TN", true, false, 180, 180, 6400, 1},
 	{"dw_720x180x6400_TN", true, false, 720, 180, 6400, 1},
+	{"dw_180x720x6400_TN", true, false, 180, 720, 6400, 1},
 	{"attnQK_96x200x200x60_NT", false, true, 200, 200, 60, 96},
 	{"attnPV_96x200x60x200_NN", false, false, 200, 60, 200, 96},
 }
