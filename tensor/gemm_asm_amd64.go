@@ -207,7 +207,7 @@ func asmCompute(transA bool, m, n, k int, alpha float32, a []float32, lda int, b
 			}
 			for ic := 0; ic < m; ic += asmMC {
 				mb := min(asmMC, m-ic)
-				if transA && (!asmDirectAT || mb%asmMR != 0) {
+				if transA && !asmDirectAT {
 					packAT8(a, lda, ic, pc, mb, kb, abuf)
 				}
 				for i := ic; i < ic+mb; i += asmMR {
@@ -215,10 +215,15 @@ func asmCompute(transA bool, m, n, k int, alpha float32, a []float32, lda int, b
 					var ap unsafe.Pointer
 					var astep, arow uintptr
 					switch {
-					case transA && asmDirectAT && mb%asmMR == 0:
+					case transA && asmDirectAT && rows == asmMR:
 						// Aᵀ's 8 rows at step p are 8 adjacent floats of
 						// A's row pc+p: the kernel reads them in place.
 						ap, astep, arow = unsafe.Pointer(&a[pc*lda+i]), uintptr(lda)*4, 4
+					case transA && asmDirectAT:
+						// The short last panel (m = 201, 180, 540 …): only
+						// it is packed, zero-padded to 8 rows.
+						packAT8(a, lda, i, pc, rows, kb, abuf)
+						ap, astep, arow = unsafe.Pointer(&abuf[0]), asmMR*4, 4
 					case transA:
 						ap, astep, arow = unsafe.Pointer(&abuf[(i-ic)*kb]), asmMR*4, 4
 					case rows == asmMR:
