@@ -1032,122 +1032,114 @@ func TestQKVRoPEGroups(t *testing.T) {
 func TestQKVRoPEGroupsTraining(t *testing.T) {
 	defer func(g int) { qkvGroupRows = g }(qkvGroupRows)
 	eachPrecisionTask(t, func(t *testing.T, task string) {
-		cfg := smallConfig(task, 2)
-		cfg.Encoder = Size{DModel: 64, Heads: 2, Depth: 2, FFN: 96}
-		cfg.AttnDropout, cfg.HiddenDropout, cfg.DropPath = 0.1, 0.1, 0.1
-		bt := testBatch(5, 50, 2, 2, false, 17)
-		mask := testMask(bt, 6)
-		run := func(groupRows int) (losses []float64, grads [][]float32) {
-			qkvGroupRows = groupRows
-			m, err := New[float32](cfg, 3)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ws := m.NewWorkspace()
-			for step := range 2 {
-				m.ZeroGrad()
-				rng := rand.New(rand.NewPCG(1, uint64(step)))
-				var loss float64
-				if task == TaskPretrain {
-					loss, err = m.ForwardPretrain(ws, bt, mask, true, rng)
-					m.BackwardPretrain(ws)
-				} else {
-					loss, err = m.ForwardTask(ws, bt, LossOptions{}, true, rng)
-					m.BackwardTask(ws)
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				losses, grads = append(losses, loss), append(grads, append([]float32(nil), m.G...))
-				for i, g := range m.G {
-					m.W[i] -= 0.05 * g
-				}
-			}
-			if p := ws.enc.qkvPacked; groupRows > 0 && tensor.BackendName() == "avx512" && (p == nil || !p.InKernelOrder()) {
-				t.Fatal("training packed no q|k|v weight in its kernel's order")
-			}
-			return losses, grads
+		qkvGroupRows = 0
+		wantLoss, want, _ := trainSteps(t, task, 5)
+		qkvGroupRows = 100 // groups of 2, 2, 1 samples
+		gotLoss, got, ws := trainSteps(t, task, 5)
+		if p := ws.enc.qkvPacked; tensor.BackendName() == "avx512" && (p == nil || !p.InKernelOrder()) {
+			t.Fatal("training packed no q|k|v weight in its kernel's order")
 		}
-		wantLoss, want := run(0)
-		gotLoss, got := run(100) // groups of 2, 2, 1 samples
-		for step := range want {
-			if gotLoss[step] != wantLoss[step] {
-				t.Fatalf("step %d: loss %v in groups, %v for the whole batch", step, gotLoss[step], wantLoss[step])
-			}
-			for i := range want[step] {
-				if math.Float32bits(got[step][i]) != math.Float32bits(want[step][i]) || math.IsNaN(float64(got[step][i])) {
-					t.Fatalf("step %d: gradient %d: %v in groups, %v for the whole batch", step, i, got[step][i], want[step][i])
-				}
-			}
-		}
+		sameBits(t, "in groups", gotLoss, wantLoss, got, want)
 	})
 }
 
 // TestAttendSelectedRows: where the last block reads only some rows
 // ([CLS] under [CLS] pooling, the [MASK] rows of the pre-training
 // decoder), attending those queries alone gives the loss and every
-// gradient of attending all of them, bit for bit, over two training steps
-// with dropout (buffers reused, so a stale row would show in the second),
-// and the same evaluation output.
+// gradient of attending all of them, bit for bit.
 func TestAttendSelectedRows(t *testing.T) {
 	defer func(v bool) { attendSelectedRows = v }(attendSelectedRows)
 	eachPrecisionTask(t, func(t *testing.T, task string) {
-		cfg := smallConfig(task, 2)
-		cfg.Encoder = Size{DModel: 64, Heads: 2, Depth: 2, FFN: 96}
-		cfg.AttnDropout, cfg.HiddenDropout, cfg.DropPath = 0.1, 0.1, 0.1
-		bt := testBatch(5, 50, 2, 2, false, 17)
-		mask := testMask(bt, 6)
-		run := func(selected bool) (losses []float64, grads [][]float32) {
-			attendSelectedRows = selected
-			m, err := New[float32](cfg, 3)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ws := m.NewWorkspace()
-			for step := range 3 {
-				m.ZeroGrad()
-				rng := rand.New(rand.NewPCG(1, uint64(step)))
-				train := step < 2
-				var loss float64
-				if task == TaskPretrain {
-					loss, err = m.ForwardPretrain(ws, bt, mask, train, rng)
-				} else {
-					loss, err = m.ForwardTask(ws, bt, LossOptions{}, train, rng)
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				losses = append(losses, loss)
-				if !train {
-					break
-				}
-				if task == TaskPretrain {
-					m.BackwardPretrain(ws)
-				} else {
-					m.BackwardTask(ws)
-				}
-				grads = append(grads, append([]float32(nil), m.G...))
-				for i, g := range m.G {
-					m.W[i] -= 0.05 * g
-				}
-			}
-			return losses, grads
-		}
-		wantLoss, want := run(false)
-		gotLoss, got := run(true)
-		for step := range wantLoss {
-			if gotLoss[step] != wantLoss[step] || math.IsNaN(gotLoss[step]) {
-				t.Fatalf("step %d: loss %v attending the selected rows, %v attending all", step, gotLoss[step], wantLoss[step])
-			}
-		}
-		for step := range want {
-			for i := range want[step] {
-				if math.Float32bits(got[step][i]) != math.Float32bits(want[step][i]) || math.IsNaN(float64(got[step][i])) {
-					t.Fatalf("step %d: gradient %d: %v attending the selected rows, %v attending all", step, i, got[step][i], want[step][i])
-				}
-			}
-		}
+		attendSelectedRows = false
+		wantLoss, want, _ := trainSteps(t, task, 5)
+		attendSelectedRows = true
+		gotLoss, got, _ := trainSteps(t, task, 5)
+		sameBits(t, "attending the selected rows", gotLoss, wantLoss, got, want)
 	})
+}
+
+// TestInverseRoPEPerSample: the backward's inverse RoPE run per sample
+// inside the attention backward gives the loss and every gradient of the
+// whole-batch pass after it, bit for bit.
+func TestInverseRoPEPerSample(t *testing.T) {
+	defer func(v bool) { fuseInverseRoPE = v }(fuseInverseRoPE)
+	defer tensor.SetThreads(0)
+	tensor.SetThreads(2) // 9 samples are enough tasks for 2 workers
+	eachPrecisionTask(t, func(t *testing.T, task string) {
+		fuseInverseRoPE = false
+		wantLoss, want, _ := trainSteps(t, task, 9)
+		fuseInverseRoPE = true
+		gotLoss, got, ws := trainSteps(t, task, 9)
+		if !ws.enc.perSampleRoPE() {
+			t.Fatal("the encoder did not run its inverse RoPE per sample")
+		}
+		sameBits(t, "per sample", gotLoss, wantLoss, got, want)
+	})
+}
+
+// trainSteps runs a small model with dropout and drop-path on B samples
+// (pre-training or classification) for two training steps, each followed
+// by a plain gradient step, then one evaluation pass: the three losses and
+// the two steps' gradients. The workspace is reused, so a stale buffer
+// shows in the later passes.
+func trainSteps(t *testing.T, task string, B int) (losses []float64, grads [][]float32, ws *Workspace[float32]) {
+	t.Helper()
+	cfg := smallConfig(task, 2)
+	cfg.Encoder = Size{DModel: 64, Heads: 2, Depth: 2, FFN: 96}
+	cfg.AttnDropout, cfg.HiddenDropout, cfg.DropPath = 0.1, 0.1, 0.1
+	bt := testBatch(B, 50, 2, 2, false, 17)
+	mask := testMask(bt, 6)
+	m, err := New[float32](cfg, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws = m.NewWorkspace()
+	for step := range 3 {
+		m.ZeroGrad()
+		rng := rand.New(rand.NewPCG(1, uint64(step)))
+		train := step < 2
+		var loss float64
+		if task == TaskPretrain {
+			loss, err = m.ForwardPretrain(ws, bt, mask, train, rng)
+		} else {
+			loss, err = m.ForwardTask(ws, bt, LossOptions{}, train, rng)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		losses = append(losses, loss)
+		if !train {
+			break
+		}
+		if task == TaskPretrain {
+			m.BackwardPretrain(ws)
+		} else {
+			m.BackwardTask(ws)
+		}
+		grads = append(grads, append([]float32(nil), m.G...))
+		for i, g := range m.G {
+			m.W[i] -= 0.05 * g
+		}
+	}
+	return losses, grads, ws
+}
+
+// sameBits fails unless the losses and gradients of trainSteps are
+// bit-identical (and not NaN) to the reference ones.
+func sameBits(t *testing.T, how string, gotLoss, wantLoss []float64, got, want [][]float32) {
+	t.Helper()
+	for step := range wantLoss {
+		if gotLoss[step] != wantLoss[step] || math.IsNaN(gotLoss[step]) {
+			t.Fatalf("pass %d: loss %v %s, %v in the reference", step, gotLoss[step], how, wantLoss[step])
+		}
+	}
+	for step := range want {
+		for i := range want[step] {
+			if math.Float32bits(got[step][i]) != math.Float32bits(want[step][i]) || math.IsNaN(float64(got[step][i])) {
+				t.Fatalf("step %d: gradient %d: %v %s, %v in the reference", step, i, got[step][i], how, want[step][i])
+			}
+		}
+	}
 }
 
 // eachPrecisionTask runs fn as a subtest for pre-training and

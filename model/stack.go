@@ -447,16 +447,19 @@ func (s *stack[T]) backward(a *stackActs[T]) {
 			nn.PrefixAttentionBackward(dqH, dkH, dvT, dOut, qH, kH, vH, l.prob, l.probDrop, nilIfEmpty(l.attnMask), B, H, L, a.prefix, hd)
 		} else {
 			q0, q1 := a.queryRows(sel)
-			nn.AttentionBackwardRows(dqH, dkH, dvT, dOut, qH, kH, vH, l.prob, l.probDrop, nilIfEmpty(l.attnMask), B, H, L, q0, q1, hd)
+			nn.AttentionBackwardRows(dqH, dkH, dvT, dOut, qH, kH, vH, l.prob, l.probDrop, nilIfEmpty(l.attnMask), B, H, L, q0, q1, hd, a.inverseRoPEPerSample(d, H, hd))
 		}
 		if a.rot != nil && a.dAngles != nil { // learned angles (SIREN-RoPE)
 			a.rot.AngleGrad(a.dAngles, l.q, a.dq, B, L, H)
 			a.rot.AngleGrad(a.dAngles, l.k, a.dk, B, L, H)
 		}
 		// The q|k|v projection's backward: the three head gradients side
-		// by side (inverse RoPE fused into the merge), then one dW and one
-		// dIn product.
-		if a.rot != nil {
+		// by side (inverse RoPE fused into the merge, per sample inside the
+		// attention backward where it can be), then one dW and one dIn
+		// product.
+		if a.perSampleRoPE() {
+			// Done by the attention backward.
+		} else if a.rot != nil {
 			a.rot.MergeRotateInverse(a.dLin3, a.dq, 3*d, B, L, H)
 			a.rot.MergeRotateInverse(a.dLin3[d:], a.dk, 3*d, B, L, H)
 		} else {
@@ -487,6 +490,35 @@ func (r rowRange) len() int { return r.hi - r.lo }
 // selected reports whether block i of depth runs its row-wise part on
 // outRows only: the last block, when outRows is set.
 func (a *stackActs[T]) selected(i, depth int) bool { return a.outRows.hi > 0 && i == depth-1 }
+
+// perSampleRoPE reports whether the backward's inverse RoPE runs per
+// sample inside the attention backward (inverseRoPEPerSample): with fixed
+// angles (learned ones need dq and dk head-major for their gradient first)
+// and enough samples that tasks of whole samples keep the cores busy.
+func (a *stackActs[T]) perSampleRoPE() bool {
+	return a.rot != nil && a.dAngles == nil && a.prefix < 0 && fuseInverseRoPE && a.B >= 4*tensor.Workers()
+}
+
+// inverseRoPEPerSample is the attention backward's per-sample hook that
+// merges sample b's dq and dk into dLin3 [N, 3d] with the inverse rotation
+// while they are in cache (on the whole batch after the attention, that
+// pass read 9 MB back from memory), or nil when perSampleRoPE says no.
+func (a *stackActs[T]) inverseRoPEPerSample(d, H, hd int) func(b int) {
+	if !a.perSampleRoPE() {
+		return nil
+	}
+	L, n := a.L, H*a.L*hd // rows and head-major elements per sample
+	return func(b int) {
+		rb := a.rot.Rows(b*L, L)
+		rb.MergeRotateInverseSample(a.dLin3[b*L*3*d:], a.dq[b*n:], 3*d, H)
+		rb.MergeRotateInverseSample(a.dLin3[b*L*3*d+d:], a.dk[b*n:], 3*d, H)
+	}
+}
+
+// fuseInverseRoPE lets the backward run the inverse RoPE per sample inside
+// the attention backward (false: on the whole batch after it), a variable
+// so tests can compare both.
+var fuseInverseRoPE = true
 
 // queryRows is the range of query rows a block attends: outRows in the
 // block that selects them (sel), every row otherwise.

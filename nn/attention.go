@@ -290,14 +290,21 @@ func softmaxRow[T tensor.Float](s []T, scale T, pad []bool) {
 // and produced. Fused per (sample, head) like the forward pass: dP and dS
 // live in a per-core L×L scratch matrix that stays in L2.
 func AttentionBackward[T tensor.Float](dq, dk, dv, dOut, q, k, v Heads[T], prob, probDrop, dropMask []T, B, H, L, hd int) {
-	AttentionBackwardRows(dq, dk, dv, dOut, q, k, v, prob, probDrop, dropMask, B, H, L, 0, L, hd)
+	AttentionBackwardRows(dq, dk, dv, dOut, q, k, v, prob, probDrop, dropMask, B, H, L, 0, L, hd, nil)
 }
 
 // AttentionBackwardRows is AttentionBackward after AttentionForwardRows
 // with query rows r0…r1−1: only those rows of dOut and prob are read, dk
 // and dv are whole, and dq is zero outside those rows (the other queries
 // fed nothing).
-func AttentionBackwardRows[T tensor.Float](dq, dk, dv, dOut, q, k, v Heads[T], prob, probDrop, dropMask []T, B, H, L, r0, r1, hd int) {
+//
+// sampleDone, when not nil, is called with each sample b as soon as all
+// its heads' dq, dk and dv are written, on the goroutine that wrote them:
+// work the caller does next on a sample's gradients (the inverse RoPE)
+// then reads them from that core's cache, not from memory after the whole
+// batch. The parallel tasks are then whole samples rather than (sample,
+// head) pairs.
+func AttentionBackwardRows[T tensor.Float](dq, dk, dv, dOut, q, k, v Heads[T], prob, probDrop, dropMask []T, B, H, L, r0, r1, hd int, sampleDone func(b int)) {
 	checkViews(B, H, L, hd, "dq, dk, dv, dOut, q, k, v", dq, dk, dv, dOut, q, k, v)
 	checkRows("AttentionBackwardRows", r0, r1, L)
 	LL := L * L
@@ -305,12 +312,16 @@ func AttentionBackwardRows[T tensor.Float](dq, dk, dv, dOut, q, k, v Heads[T], p
 		panic(fmt.Sprintf("nn: AttentionBackward: prob/dropMask/probDrop shorter than B·H·L·L = %d", B*H*LL))
 	}
 	scale := T(1 / math.Sqrt(float64(hd)))
-	tensor.ParallelFor(B*H, 1, func(lo, hi int) {
+	perTask := 1 // (sample, head) pairs per task
+	if sampleDone != nil {
+		perTask = H
+	}
+	tensor.ParallelFor(B*H/perTask, 1, func(lo, hi int) {
 		scr := getWork[T](LL)
 		defer putWork(scr)
 		ds := (*scr)[:LL]
 		nq, rows := r1-r0, r0*L
-		for bh := lo; bh < hi; bh++ {
+		for bh := lo * perTask; bh < hi*perTask; bh++ {
 			b, h := bh/H, bh%H
 			p := prob[bh*LL+rows : bh*LL+r1*L]
 			pv := p
@@ -337,6 +348,9 @@ func AttentionBackwardRows[T tensor.Float](dq, dk, dv, dOut, q, k, v Heads[T], p
 				if r < r0 || r >= r1 {
 					clear(dqh[r*dq.LD : r*dq.LD+hd])
 				}
+			}
+			if sampleDone != nil && h == H-1 {
+				sampleDone(b)
 			}
 		}
 	})

@@ -1,8 +1,10 @@
 package nn
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 	"testing"
 
 	"romae/internal/gradcheck"
@@ -331,12 +333,41 @@ func TestAttentionRows(t *testing.T) {
 			}
 			dq, dk, dv := make([]float64, n), make([]float64, n), make([]float64, n)
 			AttentionBackward(hm(dq), hm(dk), hm(dv), hm(dOut), hm(q), hm(k), hm(v), prob, pd, mask, B, H, L, hd)
-			gotDQ, gotDK, gotDV := poisoned(n), poisoned(n), poisoned(n)
-			// Only the selected rows of prob and probDrop may be read.
-			AttentionBackwardRows(hm(gotDQ), hm(gotDK), hm(gotDV), hm(dOut), hm(q), hm(k), hm(v), gotProb, gotPD, mask, B, H, L, tc.r0, tc.r1, hd)
-			closeAll(t, "dq", gotDQ, dq)
-			closeAll(t, "dk", gotDK, dk)
-			closeAll(t, "dv", gotDV, dv)
+			for _, hook := range []bool{false, true} {
+				gotDQ, gotDK, gotDV := poisoned(n), poisoned(n), poisoned(n)
+				// sampleDone must see each sample's gradients final: it
+				// snapshots them, compared below with the returned ones.
+				per := n / B
+				var snap [][3][]float64
+				var done func(b int)
+				if hook {
+					snap = make([][3][]float64, B)
+					var mu sync.Mutex
+					done = func(b int) {
+						mu.Lock()
+						defer mu.Unlock()
+						if snap[b][0] != nil {
+							t.Errorf("sampleDone(%d) called twice", b)
+						}
+						for i, g := range [][]float64{gotDQ, gotDK, gotDV} {
+							snap[b][i] = append([]float64(nil), g[b*per:(b+1)*per]...)
+						}
+					}
+				}
+				// Only the selected rows of prob and probDrop may be read.
+				AttentionBackwardRows(hm(gotDQ), hm(gotDK), hm(gotDV), hm(dOut), hm(q), hm(k), hm(v), gotProb, gotPD, mask, B, H, L, tc.r0, tc.r1, hd, done)
+				closeAll(t, "dq", gotDQ, dq)
+				closeAll(t, "dk", gotDK, dk)
+				closeAll(t, "dv", gotDV, dv)
+				for b := range snap {
+					if snap[b][0] == nil {
+						t.Fatalf("sampleDone(%d) never called", b)
+					}
+					for i, g := range [][]float64{dq, dk, dv} {
+						closeAll(t, fmt.Sprintf("%s of sample %d at sampleDone", []string{"dq", "dk", "dv"}[i], b), snap[b][i], g[b*per:(b+1)*per])
+					}
+				}
+			}
 		})
 	}
 }

@@ -195,6 +195,15 @@ func (t *Table[T]) MergeRotateInverse(dst, src []T, ld, B, L, heads int) {
 	t.rotateCopy(dst, src, tokenMajor, headMajor, B, L, heads, true)
 }
 
+// MergeRotateInverseSample is MergeRotateInverse of one sample (the table
+// holds its L rows: Rows(b·L, L)), run on the calling goroutine: for a
+// caller that is itself one of several parallel tasks and has just
+// written the sample's heads, so they are still in its core's cache.
+func (t *Table[T]) MergeRotateInverseSample(dst, src []T, ld, heads int) {
+	headMajor, tokenMajor := t.layouts(ld, t.N, heads)
+	t.rotateRows(dst, src, tokenMajor, headMajor, t.N, heads, 0, t.N, true)
+}
+
 // layouts are the strides of a head-major [B,H,L,hd] tensor and of the
 // heads in rows ld apart of a token-major [B·L, ld] one.
 func (t *Table[T]) layouts(ld, L, heads int) (headMajor, tokenMajor headStrides) {
@@ -205,20 +214,25 @@ func (t *Table[T]) layouts(ld, L, heads int) (headMajor, tokenMajor headStrides)
 // rotateCopy writes every head of dst (at dOff) as the head of src (at
 // sOff) of the same token, rotated (inverse: by minus the angles).
 func (t *Table[T]) rotateCopy(dst, src []T, dOff, sOff headStrides, B, L, heads int, inverse bool) {
-	hd := t.HeadDim
 	tensor.ParallelFor(B*L, 32, func(lo, hi int) {
-		if t.rotateCopy32(dst, src, L, heads, dOff, sOff, lo, hi, inverse) {
-			return
-		}
-		for r := lo; r < hi; r++ {
-			b, l := r/L, r%L
-			for h := 0; h < heads; h++ {
-				o, in := dst[dOff.at(b, l, h):][:hd], src[sOff.at(b, l, h):][:hd]
-				copy(o, in)
-				t.rotateHead(o, in, r, inverse)
-			}
-		}
+		t.rotateRows(dst, src, dOff, sOff, L, heads, lo, hi, inverse)
 	})
+}
+
+// rotateRows is rotateCopy of tokens lo ≤ r < hi (r = b·L + l).
+func (t *Table[T]) rotateRows(dst, src []T, dOff, sOff headStrides, L, heads, lo, hi int, inverse bool) {
+	if t.rotateCopy32(dst, src, L, heads, dOff, sOff, lo, hi, inverse) {
+		return
+	}
+	hd := t.HeadDim
+	for r := lo; r < hi; r++ {
+		b, l := r/L, r%L
+		for h := 0; h < heads; h++ {
+			o, in := dst[dOff.at(b, l, h):][:hd], src[sOff.at(b, l, h):][:hd]
+			copy(o, in)
+			t.rotateHead(o, in, r, inverse)
+		}
+	}
 }
 
 // headStrides locate head h of token (b, l) at b·SB + l·SL + h·SH:

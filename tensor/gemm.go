@@ -288,8 +288,10 @@ func SetThreads(n int) {
 	}
 }
 
-// workers is how many goroutines a product or ParallelFor may be split
+// Workers is how many goroutines a product or ParallelFor may be split
 // over: GOMAXPROCS, or fewer after SetThreads.
+func Workers() int { return workers() }
+
 func workers() int {
 	w := runtime.GOMAXPROCS(0)
 	if t := int(threads.Load()); t > 0 && t < w {
