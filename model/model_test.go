@@ -1046,7 +1046,10 @@ func TestQKVRoPEGroupsTraining(t *testing.T) {
 // TestAttendSelectedRows: where the last block reads only some rows
 // ([CLS] under [CLS] pooling, the [MASK] rows of the pre-training
 // decoder), attending those queries alone gives the loss and every
-// gradient of attending all of them, bit for bit.
+// gradient of attending all of them: bit for bit on romae's own kernels,
+// which compute each output element the same way whatever the number of
+// rows; within float32 rounding on a library's (OpenBLAS, gonum), which
+// choose their kernels and blocking by shape.
 func TestAttendSelectedRows(t *testing.T) {
 	defer func(v bool) { attendSelectedRows = v }(attendSelectedRows)
 	eachPrecisionTask(t, func(t *testing.T, task string) {
@@ -1054,6 +1057,10 @@ func TestAttendSelectedRows(t *testing.T) {
 		wantLoss, want, _ := trainSteps(t, task, 5)
 		attendSelectedRows = true
 		gotLoss, got, _ := trainSteps(t, task, 5)
+		if be := tensor.BackendName(); be == "openblas" || be == "gonum" {
+			closeLossGrads(t, be, gotLoss, wantLoss, got, want)
+			return
+		}
 		sameBits(t, "attending the selected rows", gotLoss, wantLoss, got, want)
 	})
 }
@@ -1122,6 +1129,29 @@ func trainSteps(t *testing.T, task string, B int) (losses []float64, grads [][]f
 		}
 	}
 	return losses, grads, ws
+}
+
+// closeLossGrads fails unless the losses of trainSteps agree to 1e-6
+// relative and each step's gradients to 1e-4 of that step's largest one:
+// float32 rounding of the same sums taken in another order.
+func closeLossGrads(t *testing.T, backend string, gotLoss, wantLoss []float64, got, want [][]float32) {
+	t.Helper()
+	for step := range wantLoss {
+		if !(math.Abs(gotLoss[step]-wantLoss[step]) <= 1e-6*math.Abs(wantLoss[step])) {
+			t.Fatalf("pass %d on %s: loss %v, %v in the reference", step, backend, gotLoss[step], wantLoss[step])
+		}
+	}
+	for step := range want {
+		var scale float64
+		for _, g := range want[step] {
+			scale = math.Max(scale, math.Abs(float64(g)))
+		}
+		for i := range want[step] {
+			if !(math.Abs(float64(got[step][i]-want[step][i])) <= 1e-4*scale) {
+				t.Fatalf("step %d on %s: gradient %d: %v, %v in the reference (largest %v)", step, backend, i, got[step][i], want[step][i], scale)
+			}
+		}
+	}
 }
 
 // sameBits fails unless the losses and gradients of trainSteps are

@@ -345,7 +345,7 @@ func AttentionBackwardRows[T tensor.Float](dq, dk, dv, dOut, q, k, v Heads[T], p
 			tensor.GemmSerial(false, false, nq, hd, L, 1, ds, L, k.at(b, h), k.LD, 0, dqh[r0*dq.LD:], dq.LD)
 			tensor.GemmSerial(true, false, L, hd, nq, 1, ds, L, q.at(b, h)[r0*q.LD:], q.LD, 0, dk.at(b, h), dk.LD)
 			for r := range L {
-				if r < r0 || r >= r1 {
+				if r < r0 || r >= r1 { // not the rows just written
 					clear(dqh[r*dq.LD : r*dq.LD+hd])
 				}
 			}
