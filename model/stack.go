@@ -443,11 +443,12 @@ func (s *stack[T]) backward(a *stackActs[T]) {
 		// products more than the copies they save; docs/performance.md).
 		dqH, dkH, dvT := nn.HeadMajor(a.dq, H, L, hd), nn.HeadMajor(a.dk, H, L, hd), nn.TokenMajor(a.dLin3[2*d:], 3*d, L, hd)
 		dOut, qH, kH, vH := nn.TokenMajor(a.dMerged, d, L, hd), nn.HeadMajor(l.q, H, L, hd), nn.HeadMajor(l.k, H, L, hd), nn.HeadMajor(l.v, H, L, hd)
+		mergePerSample := a.inverseRoPEPerSample(d, H, hd) // nil: merged below, on the whole batch
 		if a.prefix >= 0 {
 			nn.PrefixAttentionBackward(dqH, dkH, dvT, dOut, qH, kH, vH, l.prob, l.probDrop, nilIfEmpty(l.attnMask), B, H, L, a.prefix, hd)
 		} else {
 			q0, q1 := a.queryRows(sel)
-			nn.AttentionBackwardRows(dqH, dkH, dvT, dOut, qH, kH, vH, l.prob, l.probDrop, nilIfEmpty(l.attnMask), B, H, L, q0, q1, hd, a.inverseRoPEPerSample(d, H, hd))
+			nn.AttentionBackwardRows(dqH, dkH, dvT, dOut, qH, kH, vH, l.prob, l.probDrop, nilIfEmpty(l.attnMask), B, H, L, q0, q1, hd, mergePerSample)
 		}
 		if a.rot != nil && a.dAngles != nil { // learned angles (SIREN-RoPE)
 			a.rot.AngleGrad(a.dAngles, l.q, a.dq, B, L, H)
@@ -457,12 +458,12 @@ func (s *stack[T]) backward(a *stackActs[T]) {
 		// by side (inverse RoPE fused into the merge, per sample inside the
 		// attention backward where it can be), then one dW and one dIn
 		// product.
-		if a.perSampleRoPE() {
-			// Done by the attention backward.
-		} else if a.rot != nil {
+		switch {
+		case mergePerSample != nil: // done by the attention backward
+		case a.rot != nil:
 			a.rot.MergeRotateInverse(a.dLin3, a.dq, 3*d, B, L, H)
 			a.rot.MergeRotateInverse(a.dLin3[d:], a.dk, 3*d, B, L, H)
-		} else {
+		default:
 			nn.MergeHeadsLD(a.dLin3, a.dq, 3*d, B, L, H, hd)
 			nn.MergeHeadsLD(a.dLin3[d:], a.dk, 3*d, B, L, H, hd)
 		}
