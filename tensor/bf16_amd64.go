@@ -508,6 +508,7 @@ func bfCompute(a bfA, m, n, k int, alpha float32, bpk []uint32, beta float32, c 
 			kp := kp(kb)
 			bbuf := bpk[off:]
 			off += (nb + bfNR - 1) / bfNR * bfNR * kp
+			_ = bpk[off-1] // bounds: the block's slivers
 			bet := beta
 			if pc > 0 {
 				bet = 1
@@ -528,22 +529,7 @@ func bfCompute(a bfA, m, n, k int, alpha float32, bpk []uint32, beta float32, c 
 					} else {
 						ap = unsafe.Pointer(&a.rows[i*a.ld+pc/2])
 					}
-					direct := rows == bfMR && alpha == 1 && (bet == 0 || bet == 1)
-					ldcb := uintptr(ldc) * 4
-					if bet == 1 {
-						ldcb |= 1 << 63
-					}
-					for s, js := 0, 0; js < nb; s, js = s+1, js+bfNR {
-						cols := min(bfNR, nb-js)
-						if direct && (tileMaskedStores || cols == bfNR) {
-							cRow := c[i*ldc+jc+js:]
-							_ = cRow[(bfMR-1)*ldc+cols-1] // bounds: the whole tile
-							dpbf16x8x32c(kp, ap, astep, arow, unsafe.Pointer(&bbuf[s*kp*bfNR]), unsafe.Pointer(&cRow[0]), ldcb, cols)
-							continue
-						}
-						dpbf16x8x32(kp, ap, astep, arow, unsafe.Pointer(&bbuf[s*kp*bfNR]), &out)
-						storeTile32(c[i*ldc+jc+js:], ldc, rows, cols, alpha, bet, &out)
-					}
+					tileDPBF16.panel(kp, ap, astep, arow, unsafe.Pointer(&bbuf[0]), c[i*ldc+jc:], ldc, rows, nb, alpha, bet, &out)
 				}
 			}
 		}

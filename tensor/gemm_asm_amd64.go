@@ -201,6 +201,7 @@ func asmCompute(transA bool, m, n, k int, alpha float32, a []float32, lda int, b
 			kb := min(asmKC, k-pc)
 			bbuf := bpk[off:]
 			off += (nb + asmNR - 1) / asmNR * asmNR * kb
+			_ = bpk[off-1] // bounds: the block's slivers
 			bet := beta
 			if pc > 0 {
 				bet = 1
@@ -237,28 +238,56 @@ func asmCompute(transA bool, m, n, k int, alpha float32, a []float32, lda int, b
 						}
 						ap, astep, arow = unsafe.Pointer(&e[0]), 4, uintptr(kb)*4
 					}
-					direct := rows == asmMR && alpha == 1 && (bet == 0 || bet == 1)
-					ldcb := uintptr(ldc) * 4
-					if bet == 1 {
-						ldcb |= 1 << 63
-					}
-					for s, js := 0, 0; js < nb; s, js = s+1, js+asmNR {
-						cols := min(asmNR, nb-js)
-						if direct && (tileMaskedStores || cols == asmNR) {
-							// The kernel stores into C itself.
-							cRow := c[i*ldc+jc+js:]
-							_ = cRow[(asmMR-1)*ldc+cols-1] // bounds: the whole tile
-							fma8x32c(kb, ap, astep, arow, unsafe.Pointer(&bbuf[s*kb*asmNR]), unsafe.Pointer(&cRow[0]), ldcb, cols)
-							continue
-						}
-						fma8x32(kb, ap, astep, arow, unsafe.Pointer(&bbuf[s*kb*asmNR]), &out)
-						storeTile32(c[i*ldc+jc+js:], ldc, rows, cols, alpha, bet, &out)
-					}
+					tileFMA.panel(kb, ap, astep, arow, unsafe.Pointer(&bbuf[0]), c[i*ldc+jc:], ldc, rows, nb, alpha, bet, &out)
 				}
 			}
 		}
 	}
 	asmBufs.put(abp)
+}
+
+// tileKernel names an 8×32 micro-kernel pair (tile8x32_amd64.h): the
+// one storing into C itself (…c) and the one storing into out. Both
+// kinds are 8×32 (asmMR×asmNR = bfMR×bfNR) over 4-byte B elements.
+type tileKernel uint8
+
+const (
+	tileFMA    tileKernel = iota // fma8x32c / fma8x32 (fp32)
+	tileDPBF16                   // dpbf16x8x32c / dpbf16x8x32 (bf16 pairs)
+)
+
+// panel computes one panel of C, its first rows (≤ 8) starting at c[0],
+// across a packed op(B) block of nb columns: slivers of steps×32 4-byte
+// elements from b (the caller checks they are there), A's panel at a
+// (astep and arow as the kernels take them). Whole 8-row tiles with
+// alpha = 1 and beta ∈ {0, 1} go straight into C; the rest through out
+// and storeTile32.
+func (t tileKernel) panel(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c []float32, ldc, rows, nb int, alpha, beta float32, out *[256]float32) {
+	direct := rows == asmMR && alpha == 1 && (beta == 0 || beta == 1)
+	ldcb := uintptr(ldc) * 4
+	if beta == 1 {
+		ldcb |= 1 << 63
+	}
+	for s, js := 0, 0; js < nb; s, js = s+1, js+asmNR {
+		cols := min(asmNR, nb-js)
+		b := unsafe.Add(b, s*steps*asmNR*4)
+		if direct && (tileMaskedStores || cols == asmNR) {
+			cRow := c[js:]
+			_ = cRow[(asmMR-1)*ldc+cols-1] // bounds: the whole tile
+			if t == tileFMA {
+				fma8x32c(steps, a, astep, arow, b, unsafe.Pointer(&cRow[0]), ldcb, cols)
+			} else {
+				dpbf16x8x32c(steps, a, astep, arow, b, unsafe.Pointer(&cRow[0]), ldcb, cols)
+			}
+			continue
+		}
+		if t == tileFMA {
+			fma8x32(steps, a, astep, arow, b, out)
+		} else {
+			dpbf16x8x32(steps, a, astep, arow, b, out)
+		}
+		storeTile32(c[js:], ldc, rows, cols, alpha, beta, out)
+	}
 }
 
 // bufPool recycles scratch slices (packed operands). A channel rather than
