@@ -106,9 +106,9 @@ func TestAMXSelfCheck(t *testing.T) {
 	}
 }
 
-// TestAMXSelfCheckFallback: when the self-check fails, turning bf16 on
-// moves its products to the kernel this CPU has without AMX, and forcing
-// amx is refused with the check's error.
+// TestAMXSelfCheckFallback: when the self-check fails, by a wrong number
+// or by a fault, turning bf16 on moves its products to the kernel this CPU
+// has without AMX, and forcing amx is refused with the check's error.
 func TestAMXSelfCheckFallback(t *testing.T) {
 	if !BF16Supported() {
 		t.Skip("no bf16 precision on this CPU (" + bf16Why() + "), so nothing to fall back within")
@@ -121,22 +121,52 @@ func TestAMXSelfCheckFallback(t *testing.T) {
 		amxVerdict.failed.Store(false)
 		SetPrecision(PrecisionFP32)
 	}()
-	amxVerdict.once, amxVerdict.err = sync.Once{}, nil
-	amxSelfCheck = func() error { return errors.New("tile self-check: C[0][0] = 1, want 2") }
-	cpuInfo.AMX = "usable"
-	bf16Kernel.Store(bf16AMX)
-	if err := SetPrecision(PrecisionBF16); err != nil {
-		t.Fatal(err)
-	}
-	c := cpuInfo
-	c.AMX = "off"
-	if got, want := bf16Kernel.Load(), chooseBF16(c); got != want || got == bf16AMX {
-		t.Errorf("after a failed self-check bf16 runs on %s, want %s", bf16KernelNames[got], bf16KernelNames[want])
-	}
-	if err := SetBackend("amx"); err == nil || amxCompute != nil && !strings.Contains(err.Error(), "not available") {
-		t.Errorf("SetBackend(amx) after a failed self-check: %v", err)
+	for _, tc := range []struct {
+		name, err string
+		check     func() error
+	}{
+		{"wrong number", "want 2", func() error { return errors.New("tile self-check: C[0][0] = 1, want 2") }},
+		// A general-protection fault, as LDTILECFG raises on a tile
+		// configuration the CPU rejects: a load from a non-canonical
+		// address. Without faultsAsErrors it ends the test binary.
+		{"fault", "faulted", func() error { return checkTileKernel(generalProtectionFault) }},
+	} {
+		if tc.name == "fault" && race.Enabled {
+			t.Log("fault: skipped under -race (the race runtime would itself fault on the address)")
+			continue
+		}
+		amxVerdict.once, amxVerdict.err = sync.Once{}, nil
+		amxSelfCheck = tc.check
+		cpuInfo.AMX = "usable"
+		bf16Kernel.Store(bf16AMX)
+		if err := SetPrecision(PrecisionBF16); err != nil {
+			t.Fatal(err)
+		}
+		c := cpuInfo
+		c.AMX = "off"
+		if got, want := bf16Kernel.Load(), chooseBF16(c); got != want || got == bf16AMX {
+			t.Errorf("%s: after a failed self-check bf16 runs on %s, want %s", tc.name, bf16KernelNames[got], bf16KernelNames[want])
+		}
+		if err := SetBackend("amx"); err == nil || amxCompute != nil && !strings.Contains(err.Error(), "not available") {
+			t.Errorf("%s: SetBackend(amx) after a failed self-check: %v", tc.name, err)
+		}
+		if err := confirmAMX(); err == nil || !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("%s: self-check error %v, want one saying %q", tc.name, err, tc.err)
+		}
+		SetPrecision(PrecisionFP32)
 	}
 }
+
+// generalProtectionFault is a tile kernel that loads from a non-canonical
+// address, which raises #GP (Linux: SIGSEGV, si_code SI_KERNEL, no
+// address), the fault a rejected LDTILECFG raises.
+func generalProtectionFault(int, unsafe.Pointer, uintptr, unsafe.Pointer, unsafe.Pointer, uintptr, bool, *amxConfig) {
+	bad := uintptr(1) << 63
+	p := *(*unsafe.Pointer)(unsafe.Pointer(&bad))
+	faultSink = *(*byte)(p)
+}
+
+var faultSink byte
 
 // TestAMXDriverEmulated checks the AMX back end's packing (both A
 // layouts, zero padding of rows, columns and k pairs), blocking and

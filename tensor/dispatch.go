@@ -3,6 +3,7 @@ package tensor
 import (
 	"fmt"
 	"os"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 )
@@ -121,19 +122,36 @@ var amxVerdict struct {
 // from the instruction manuals and checked against an emulation of them
 // (amx_linux_amd64_test.go); this is what stands between a
 // misunderstanding of the hardware (an operand order, a layout, the tile
-// configuration) and wrong bf16 results on a machine no test ran on. It
-// catches wrong numbers only: a tile instruction that faults (a bad
-// encoding; TestAMXEncoding checks them against GNU objdump) would still
-// end the process. On failure bf16 products move to the next kernel for
-// this CPU and the error says why.
+// configuration) and wrong bf16 results on a machine no test ran on. A
+// check that faults fails like one that computes wrong numbers
+// (faultsAsErrors); only an undefined instruction (a bad encoding, which
+// TestAMXEncoding checks against GNU objdump) would still end the
+// process. On failure bf16 products move to the next kernel for this CPU
+// and the error says why.
 func confirmAMX() error {
 	amxVerdict.once.Do(func() {
 		if amxSelfCheck != nil {
-			amxVerdict.err = amxSelfCheck()
+			amxVerdict.err = faultsAsErrors(amxSelfCheck)
 			amxVerdict.failed.Store(amxVerdict.err != nil)
 		}
 	})
 	return amxVerdict.err
+}
+
+// faultsAsErrors runs check with memory faults and panics returned as an
+// error instead of ending the process. A tile configuration the CPU
+// rejects makes LDTILECFG raise #GP, which Linux delivers as a SIGSEGV
+// with no address; Go ends the process on that unless the goroutine asked
+// for faults as panics (debug.SetPanicOnFault). A SIGILL cannot be
+// recovered from in Go.
+func faultsAsErrors(check func() error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("tile self-check faulted: %v", r)
+		}
+	}()
+	return check()
 }
 
 // checkBF16Kernel is called when bf16 products are turned on: if their
