@@ -34,6 +34,15 @@ func dpbf16x8x32(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Poin
 //go:noescape
 func dpbf16x8x32c(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr, cols int)
 
+// dpbf16x8x24c and dpbf16x8x16c are dpbf16x8x32c for a last sliver of at
+// most 24 and 16 columns (narrowTails).
+//
+//go:noescape
+func dpbf16x8x24c(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr, cols int)
+
+//go:noescape
+func dpbf16x8x16c(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr, cols int)
+
 //go:noescape
 func cvtPairs(dst *uint32, src *float32, n int)
 

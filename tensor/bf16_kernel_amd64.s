@@ -209,3 +209,80 @@ atloop:
 atdone:
 	VZEROUPPER
 	RET
+
+// DPBF16_STEP_24 is DPBF16_STEP for tiles of at most 24 columns (as
+// FMA_STEP_24): columns 16–23 on ymm halves, the odd lines re-encoded
+// with EVEX.L'L = 01 (byte 4 0x48 → 0x28; GNU as: vdpbf16ps ymm2, ymm1,
+// ymm17 is 62 e2 76 28 52 ca).
+#define DPBF16_STEP_24 \
+	VMOVUPS (DI), Z0; \
+	VMOVUPS 64(DI), Y1; \
+	VPBROADCASTD (SI), Z2; \
+	VPBROADCASTD (AX), Z3; \
+	VPBROADCASTD (BX), Z4; \
+	VPBROADCASTD (R8), Z5; \
+	VPBROADCASTD (R9), Z6; \
+	VPBROADCASTD (R10), Z7; \
+	VPBROADCASTD (R11), Z8; \
+	VPBROADCASTD (R12), Z9; \
+	BYTE $0x62; BYTE $0xe2; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xc2; \
+	BYTE $0x62; BYTE $0xe2; BYTE $0x76; BYTE $0x28; BYTE $0x52; BYTE $0xca; \
+	BYTE $0x62; BYTE $0xe2; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xd3; \
+	BYTE $0x62; BYTE $0xe2; BYTE $0x76; BYTE $0x28; BYTE $0x52; BYTE $0xdb; \
+	BYTE $0x62; BYTE $0xe2; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xe4; \
+	BYTE $0x62; BYTE $0xe2; BYTE $0x76; BYTE $0x28; BYTE $0x52; BYTE $0xec; \
+	BYTE $0x62; BYTE $0xe2; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xf5; \
+	BYTE $0x62; BYTE $0xe2; BYTE $0x76; BYTE $0x28; BYTE $0x52; BYTE $0xfd; \
+	BYTE $0x62; BYTE $0x62; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xc6; \
+	BYTE $0x62; BYTE $0x62; BYTE $0x76; BYTE $0x28; BYTE $0x52; BYTE $0xce; \
+	BYTE $0x62; BYTE $0x62; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xd7; \
+	BYTE $0x62; BYTE $0x62; BYTE $0x76; BYTE $0x28; BYTE $0x52; BYTE $0xdf; \
+	BYTE $0x62; BYTE $0x42; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xe0; \
+	BYTE $0x62; BYTE $0x42; BYTE $0x76; BYTE $0x28; BYTE $0x52; BYTE $0xe8; \
+	BYTE $0x62; BYTE $0x42; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xf1; \
+	BYTE $0x62; BYTE $0x42; BYTE $0x76; BYTE $0x28; BYTE $0x52; BYTE $0xf9; \
+	TILE_ADVANCE
+
+// DPBF16_STEP_16 is DPBF16_STEP for tiles of at most 16 columns: the even
+// lines only.
+#define DPBF16_STEP_16 \
+	VMOVUPS (DI), Z0; \
+	VPBROADCASTD (SI), Z2; \
+	VPBROADCASTD (AX), Z3; \
+	VPBROADCASTD (BX), Z4; \
+	VPBROADCASTD (R8), Z5; \
+	VPBROADCASTD (R9), Z6; \
+	VPBROADCASTD (R10), Z7; \
+	VPBROADCASTD (R11), Z8; \
+	VPBROADCASTD (R12), Z9; \
+	BYTE $0x62; BYTE $0xe2; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xc2; \
+	BYTE $0x62; BYTE $0xe2; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xd3; \
+	BYTE $0x62; BYTE $0xe2; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xe4; \
+	BYTE $0x62; BYTE $0xe2; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xf5; \
+	BYTE $0x62; BYTE $0x62; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xc6; \
+	BYTE $0x62; BYTE $0x62; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xd7; \
+	BYTE $0x62; BYTE $0x42; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xe0; \
+	BYTE $0x62; BYTE $0x42; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xf1; \
+	TILE_ADVANCE
+
+// func dpbf16x8x24c(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr, cols int)
+//
+// dpbf16x8x32c for a last sliver of 17–24 columns (fma8x24c).
+TEXT ·dpbf16x8x24c(SB), NOSPLIT, $0-64
+	TILE_PROLOGUE
+
+loop:
+	DPBF16_STEP_24
+	JNZ  loop
+	TILE_C_EPILOGUE
+
+// func dpbf16x8x16c(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr, cols int)
+//
+// dpbf16x8x32c for a last sliver of 1–16 columns (fma8x16c).
+TEXT ·dpbf16x8x16c(SB), NOSPLIT, $0-64
+	TILE_PROLOGUE
+
+loop:
+	DPBF16_STEP_16
+	JNZ  loop
+	TILE_C_EPILOGUE

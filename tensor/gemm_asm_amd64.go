@@ -16,6 +16,15 @@ import (
 //go:noescape
 func fma8x32c(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr, cols int)
 
+// fma8x24c and fma8x16c are fma8x32c for a last sliver of at most 24
+// and 16 columns (narrowTails).
+//
+//go:noescape
+func fma8x24c(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr, cols int)
+
+//go:noescape
+func fma8x16c(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr, cols int)
+
 //go:noescape
 func fma8x32(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, out *[256]float32)
 
@@ -41,6 +50,12 @@ var asmDirectAT = true
 // with masked stores (false: through out and storeTile32), a variable so
 // benchmarks can compare both.
 var tileMaskedStores = true
+
+// narrowTails runs a product's last sliver of at most 16 or 24 columns on
+// the kernels that skip the padding columns' work (fma8x16c, fma8x24c,
+// dpbf16x8x16c, dpbf16x8x24c; false: the 32-column ones), a variable so
+// benchmarks can compare both.
+var narrowTails = true
 
 var asmBufs = make(bufPool[float32], 32)
 
@@ -274,9 +289,19 @@ func (t tileKernel) panel(steps int, a unsafe.Pointer, astep, arow uintptr, b un
 		if direct && (tileMaskedStores || cols == asmNR) {
 			cRow := c[js:]
 			_ = cRow[(asmMR-1)*ldc+cols-1] // bounds: the whole tile
-			if t == tileFMA {
+			narrow := narrowTails && cols <= 24
+			switch {
+			case t == tileFMA && narrow && cols <= 16:
+				fma8x16c(steps, a, astep, arow, b, unsafe.Pointer(&cRow[0]), ldcb, cols)
+			case t == tileFMA && narrow:
+				fma8x24c(steps, a, astep, arow, b, unsafe.Pointer(&cRow[0]), ldcb, cols)
+			case t == tileFMA:
 				fma8x32c(steps, a, astep, arow, b, unsafe.Pointer(&cRow[0]), ldcb, cols)
-			} else {
+			case narrow && cols <= 16:
+				dpbf16x8x16c(steps, a, astep, arow, b, unsafe.Pointer(&cRow[0]), ldcb, cols)
+			case narrow:
+				dpbf16x8x24c(steps, a, astep, arow, b, unsafe.Pointer(&cRow[0]), ldcb, cols)
+			default:
 				dpbf16x8x32c(steps, a, astep, arow, b, unsafe.Pointer(&cRow[0]), ldcb, cols)
 			}
 			continue

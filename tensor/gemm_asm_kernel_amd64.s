@@ -64,3 +64,82 @@ loop:
 	FMA_STEP
 	JNZ  loop
 	TILE_C_EPILOGUE
+
+// FMA_STEP_24 is FMA_STEP for tiles of at most 24 columns: columns 16–23
+// on ymm halves (Y1, Y17+2r), whose upper lanes stay zero. On a CPU that
+// splits zmm work into two 256-bit halves (Zen 4) a ymm FMA costs half a
+// zmm one, so 24 columns cost 3/4 of 32; elsewhere the same.
+#define FMA_STEP_24 \
+	VMOVUPS (DI), Z0; \
+	VMOVUPS 64(DI), Y1; \
+	VBROADCASTSS (SI), Z2; \
+	VBROADCASTSS (AX), Z3; \
+	VBROADCASTSS (BX), Z4; \
+	VBROADCASTSS (R8), Z5; \
+	VBROADCASTSS (R9), Z6; \
+	VBROADCASTSS (R10), Z7; \
+	VBROADCASTSS (R11), Z8; \
+	VBROADCASTSS (R12), Z9; \
+	VFMADD231PS Z2, Z0, Z16; \
+	VFMADD231PS Y2, Y1, Y17; \
+	VFMADD231PS Z3, Z0, Z18; \
+	VFMADD231PS Y3, Y1, Y19; \
+	VFMADD231PS Z4, Z0, Z20; \
+	VFMADD231PS Y4, Y1, Y21; \
+	VFMADD231PS Z5, Z0, Z22; \
+	VFMADD231PS Y5, Y1, Y23; \
+	VFMADD231PS Z6, Z0, Z24; \
+	VFMADD231PS Y6, Y1, Y25; \
+	VFMADD231PS Z7, Z0, Z26; \
+	VFMADD231PS Y7, Y1, Y27; \
+	VFMADD231PS Z8, Z0, Z28; \
+	VFMADD231PS Y8, Y1, Y29; \
+	VFMADD231PS Z9, Z0, Z30; \
+	VFMADD231PS Y9, Y1, Y31; \
+	TILE_ADVANCE
+
+// FMA_STEP_16 is FMA_STEP for tiles of at most 16 columns: half the
+// multiply-adds, the column 16–31 accumulators left at zero.
+#define FMA_STEP_16 \
+	VMOVUPS (DI), Z0; \
+	VBROADCASTSS (SI), Z2; \
+	VBROADCASTSS (AX), Z3; \
+	VBROADCASTSS (BX), Z4; \
+	VBROADCASTSS (R8), Z5; \
+	VBROADCASTSS (R9), Z6; \
+	VBROADCASTSS (R10), Z7; \
+	VBROADCASTSS (R11), Z8; \
+	VBROADCASTSS (R12), Z9; \
+	VFMADD231PS Z2, Z0, Z16; \
+	VFMADD231PS Z3, Z0, Z18; \
+	VFMADD231PS Z4, Z0, Z20; \
+	VFMADD231PS Z5, Z0, Z22; \
+	VFMADD231PS Z6, Z0, Z24; \
+	VFMADD231PS Z7, Z0, Z26; \
+	VFMADD231PS Z8, Z0, Z28; \
+	VFMADD231PS Z9, Z0, Z30; \
+	TILE_ADVANCE
+
+// func fma8x24c(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr, cols int)
+//
+// fma8x32c for a last sliver of 17–24 columns (n = 180 leaves 20): the
+// same B sliver layout (128 bytes per step), of which it reads 96.
+TEXT ·fma8x24c(SB), NOSPLIT, $0-64
+	TILE_PROLOGUE
+
+loop:
+	FMA_STEP_24
+	JNZ  loop
+	TILE_C_EPILOGUE
+
+// func fma8x16c(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr, cols int)
+//
+// fma8x32c for a last sliver of 1–16 columns (n = 720 leaves 16, 201
+// leaves 9): half the work, reading 64 of the sliver's 128 bytes a step.
+TEXT ·fma8x16c(SB), NOSPLIT, $0-64
+	TILE_PROLOGUE
+
+loop:
+	FMA_STEP_16
+	JNZ  loop
+	TILE_C_EPILOGUE

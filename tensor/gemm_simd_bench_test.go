@@ -50,6 +50,66 @@ func BenchmarkSgemmDirectAT(b *testing.B) {
 	}
 }
 
+// BenchmarkSgemmNarrowTails compares a last sliver of at most 16 or 24
+// columns on the narrow kernels (fma8x16c, fma8x24c, dpbf16x8x16c,
+// dpbf16x8x24c) with the 32-column ones (narrowTails), side by side in one
+// run: one 8-row tile of 16 and 20 columns from L1 (k = 256 steps), then
+// the model's products whose n leaves such a sliver (180: 20 columns, 720:
+// 16, 200: 8), in fp32 and bf16.
+func BenchmarkSgemmNarrowTails(b *testing.B) {
+	if SetBackend("avx512") != nil {
+		b.Skip("no avx512")
+	}
+	defer func() { SetBackend(registry[0].b.Name()); SetPrecision(PrecisionFP32); narrowTails = true }()
+	const k, ldc = 256, 32
+	a, bb, c := make([]float32, asmMR*k), make([]float32, k*asmNR), make([]float32, asmMR*ldc)
+	ap, bp, cp, ldcb := unsafe.Pointer(&a[0]), unsafe.Pointer(&bb[0]), unsafe.Pointer(&c[0]), uintptr(ldc*4)
+	type kernel = func(int, unsafe.Pointer, uintptr, uintptr, unsafe.Pointer, unsafe.Pointer, uintptr, int)
+	for _, tc := range []struct {
+		name         string
+		cols         int
+		wide, narrow kernel
+		ok           bool
+	}{
+		{"fp32", 16, fma8x32c, fma8x16c, true},
+		{"fp32", 20, fma8x32c, fma8x24c, true},
+		{"bf16", 16, dpbf16x8x32c, dpbf16x8x16c, hasBF16},
+		{"bf16", 20, dpbf16x8x32c, dpbf16x8x24c, hasBF16},
+	} {
+		if !tc.ok {
+			continue
+		}
+		for _, narrow := range []bool{false, true} {
+			kern := tc.wide
+			if narrow {
+				kern = tc.narrow
+			}
+			b.Run(fmt.Sprintf("tile/%s/cols%d/narrow=%v", tc.name, tc.cols, narrow), func(b *testing.B) {
+				for range b.N {
+					kern(k/2, ap, 4, k*4/2, bp, cp, ldcb, tc.cols)
+				}
+			})
+		}
+	}
+	for _, prec := range []string{PrecisionFP32, PrecisionBF16} {
+		if prec == PrecisionBF16 && !BF16Supported() {
+			continue
+		}
+		SetPrecision(prec)
+		for _, sh := range benchShapes {
+			if r := sh.n % asmNR; r == 0 || r > 24 {
+				continue
+			}
+			for _, narrow := range []bool{false, true, false, true} {
+				b.Run(fmt.Sprintf("%s/%s/narrow=%v", prec, sh.name, narrow), func(b *testing.B) {
+					narrowTails = narrow
+					benchShapeRun(b, sh)
+				})
+			}
+		}
+	}
+}
+
 // BenchmarkTileStores compares partial-column tiles stored into C by the
 // kernel with masks against the round trip through out and storeTile32,
 // both variants side by side: one 8×32 fp32 tile at k = 60 (attention's
