@@ -3,52 +3,72 @@
 #include "textflag.h"
 #include "tile8x32_amd64.h"
 
-// DPBF16_STEP is one k pair: B's two vectors, eight A pair broadcasts, 16
-// VDPBF16PS, in this order (the BYTE lines):
+// DPBF16_LO: columns 0–15 of rows 0–7, one VDPBF16PS each (B pairs in
+// Z0, A pair broadcasts in Z2–Z9); DPBF16_HI: columns 16–31 (B in Z1);
+// DPBF16_HI_Y: columns 16–23 on the ymm halves (B in Y1). The Go assembler
+// has no VDPBF16PS mnemonic, so the instructions are bytes, from GNU as:
 //
-//	vdpbf16ps zmm2, zmm0, zmm16
-//	vdpbf16ps zmm2, zmm1, zmm17
-//	vdpbf16ps zmm3, zmm0, zmm18
-//	vdpbf16ps zmm3, zmm1, zmm19
-//	vdpbf16ps zmm4, zmm0, zmm20
-//	vdpbf16ps zmm4, zmm1, zmm21
-//	vdpbf16ps zmm5, zmm0, zmm22
-//	vdpbf16ps zmm5, zmm1, zmm23
-//	vdpbf16ps zmm6, zmm0, zmm24
-//	vdpbf16ps zmm6, zmm1, zmm25
-//	vdpbf16ps zmm7, zmm0, zmm26
-//	vdpbf16ps zmm7, zmm1, zmm27
-//	vdpbf16ps zmm8, zmm0, zmm28
-//	vdpbf16ps zmm8, zmm1, zmm29
-//	vdpbf16ps zmm9, zmm0, zmm30
-//	vdpbf16ps zmm9, zmm1, zmm31
+//	DPBF16_LO    vdpbf16ps zmm2…zmm9, zmm0, zmm16, zmm18 … zmm30
+//	DPBF16_HI    vdpbf16ps zmm2…zmm9, zmm1, zmm17, zmm19 … zmm31
+//	DPBF16_HI_Y  vdpbf16ps ymm2…ymm9, ymm1, ymm17, ymm19 … ymm31
+//
+// (row r: r/m = Z2+r, destination Z16+2r or Z17+2r; the ymm forms differ
+// from the zmm ones in EVEX.L'L, byte 4: 0x48 → 0x28, as
+// "62 e2 76 28 52 ca" = vdpbf16ps ymm2, ymm1, ymm17).
+#define DPBF16_LO \
+	BYTE $0x62; BYTE $0xe2; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xc2; \
+	BYTE $0x62; BYTE $0xe2; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xd3; \
+	BYTE $0x62; BYTE $0xe2; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xe4; \
+	BYTE $0x62; BYTE $0xe2; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xf5; \
+	BYTE $0x62; BYTE $0x62; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xc6; \
+	BYTE $0x62; BYTE $0x62; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xd7; \
+	BYTE $0x62; BYTE $0x42; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xe0; \
+	BYTE $0x62; BYTE $0x42; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xf1
+
+#define DPBF16_HI \
+	BYTE $0x62; BYTE $0xe2; BYTE $0x76; BYTE $0x48; BYTE $0x52; BYTE $0xca; \
+	BYTE $0x62; BYTE $0xe2; BYTE $0x76; BYTE $0x48; BYTE $0x52; BYTE $0xdb; \
+	BYTE $0x62; BYTE $0xe2; BYTE $0x76; BYTE $0x48; BYTE $0x52; BYTE $0xec; \
+	BYTE $0x62; BYTE $0xe2; BYTE $0x76; BYTE $0x48; BYTE $0x52; BYTE $0xfd; \
+	BYTE $0x62; BYTE $0x62; BYTE $0x76; BYTE $0x48; BYTE $0x52; BYTE $0xce; \
+	BYTE $0x62; BYTE $0x62; BYTE $0x76; BYTE $0x48; BYTE $0x52; BYTE $0xdf; \
+	BYTE $0x62; BYTE $0x42; BYTE $0x76; BYTE $0x48; BYTE $0x52; BYTE $0xe8; \
+	BYTE $0x62; BYTE $0x42; BYTE $0x76; BYTE $0x48; BYTE $0x52; BYTE $0xf9
+
+#define DPBF16_HI_Y \
+	BYTE $0x62; BYTE $0xe2; BYTE $0x76; BYTE $0x28; BYTE $0x52; BYTE $0xca; \
+	BYTE $0x62; BYTE $0xe2; BYTE $0x76; BYTE $0x28; BYTE $0x52; BYTE $0xdb; \
+	BYTE $0x62; BYTE $0xe2; BYTE $0x76; BYTE $0x28; BYTE $0x52; BYTE $0xec; \
+	BYTE $0x62; BYTE $0xe2; BYTE $0x76; BYTE $0x28; BYTE $0x52; BYTE $0xfd; \
+	BYTE $0x62; BYTE $0x62; BYTE $0x76; BYTE $0x28; BYTE $0x52; BYTE $0xce; \
+	BYTE $0x62; BYTE $0x62; BYTE $0x76; BYTE $0x28; BYTE $0x52; BYTE $0xdf; \
+	BYTE $0x62; BYTE $0x42; BYTE $0x76; BYTE $0x28; BYTE $0x52; BYTE $0xe8; \
+	BYTE $0x62; BYTE $0x42; BYTE $0x76; BYTE $0x28; BYTE $0x52; BYTE $0xf9
+
+// DPBF16_STEP is one k pair: B's two vectors, eight A pair broadcasts, 16
+// VDPBF16PS.
 #define DPBF16_STEP \
 	VMOVUPS (DI), Z0; \
 	VMOVUPS 64(DI), Z1; \
-	VPBROADCASTD (SI), Z2; \
-	VPBROADCASTD (AX), Z3; \
-	VPBROADCASTD (BX), Z4; \
-	VPBROADCASTD (R8), Z5; \
-	VPBROADCASTD (R9), Z6; \
-	VPBROADCASTD (R10), Z7; \
-	VPBROADCASTD (R11), Z8; \
-	VPBROADCASTD (R12), Z9; \
-	BYTE $0x62; BYTE $0xe2; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xc2; \
-	BYTE $0x62; BYTE $0xe2; BYTE $0x76; BYTE $0x48; BYTE $0x52; BYTE $0xca; \
-	BYTE $0x62; BYTE $0xe2; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xd3; \
-	BYTE $0x62; BYTE $0xe2; BYTE $0x76; BYTE $0x48; BYTE $0x52; BYTE $0xdb; \
-	BYTE $0x62; BYTE $0xe2; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xe4; \
-	BYTE $0x62; BYTE $0xe2; BYTE $0x76; BYTE $0x48; BYTE $0x52; BYTE $0xec; \
-	BYTE $0x62; BYTE $0xe2; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xf5; \
-	BYTE $0x62; BYTE $0xe2; BYTE $0x76; BYTE $0x48; BYTE $0x52; BYTE $0xfd; \
-	BYTE $0x62; BYTE $0x62; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xc6; \
-	BYTE $0x62; BYTE $0x62; BYTE $0x76; BYTE $0x48; BYTE $0x52; BYTE $0xce; \
-	BYTE $0x62; BYTE $0x62; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xd7; \
-	BYTE $0x62; BYTE $0x62; BYTE $0x76; BYTE $0x48; BYTE $0x52; BYTE $0xdf; \
-	BYTE $0x62; BYTE $0x42; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xe0; \
-	BYTE $0x62; BYTE $0x42; BYTE $0x76; BYTE $0x48; BYTE $0x52; BYTE $0xe8; \
-	BYTE $0x62; BYTE $0x42; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xf1; \
-	BYTE $0x62; BYTE $0x42; BYTE $0x76; BYTE $0x48; BYTE $0x52; BYTE $0xf9; \
+	TILE_BROADCAST_A(VPBROADCASTD); \
+	DPBF16_LO; \
+	DPBF16_HI; \
+	TILE_ADVANCE
+
+// DPBF16_STEP_24 and DPBF16_STEP_16 are DPBF16_STEP for tiles of at most
+// 24 and 16 columns, as FMA_STEP_24 and FMA_STEP_16.
+#define DPBF16_STEP_24 \
+	VMOVUPS (DI), Z0; \
+	VMOVUPS 64(DI), Y1; \
+	TILE_BROADCAST_A(VPBROADCASTD); \
+	DPBF16_LO; \
+	DPBF16_HI_Y; \
+	TILE_ADVANCE
+
+#define DPBF16_STEP_16 \
+	VMOVUPS (DI), Z0; \
+	TILE_BROADCAST_A(VPBROADCASTD); \
+	DPBF16_LO; \
 	TILE_ADVANCE
 
 // func dpbf16x8x32(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, out *[256]float32)
@@ -59,7 +79,7 @@
 // sliver of 32 uint32 lanes (128 bytes) per pair. Accumulators Z16–Z31
 // (row r: Z16+2r, Z17+2r), B in Z0/Z1, A broadcasts Z2–Z9; X15 untouched.
 // The Go assembler has no VDPBF16PS mnemonic, so the instructions are
-// spelled as bytes (encodings from GNU as, listed at DPBF16_STEP).
+// spelled as bytes (encodings from GNU as, listed at DPBF16_LO).
 TEXT ·dpbf16x8x32(SB), NOSPLIT, $0-48
 	TILE_PROLOGUE
 
@@ -79,6 +99,28 @@ TEXT ·dpbf16x8x32c(SB), NOSPLIT, $0-64
 
 loop:
 	DPBF16_STEP
+	JNZ  loop
+	TILE_C_EPILOGUE
+
+// func dpbf16x8x24c(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr, cols int)
+//
+// dpbf16x8x32c for a last sliver of 17–24 columns (fma8x24c).
+TEXT ·dpbf16x8x24c(SB), NOSPLIT, $0-64
+	TILE_PROLOGUE
+
+loop:
+	DPBF16_STEP_24
+	JNZ  loop
+	TILE_C_EPILOGUE
+
+// func dpbf16x8x16c(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr, cols int)
+//
+// dpbf16x8x32c for a last sliver of 1–16 columns (fma8x16c).
+TEXT ·dpbf16x8x16c(SB), NOSPLIT, $0-64
+	TILE_PROLOGUE
+
+loop:
+	DPBF16_STEP_16
 	JNZ  loop
 	TILE_C_EPILOGUE
 
@@ -209,80 +251,3 @@ atloop:
 atdone:
 	VZEROUPPER
 	RET
-
-// DPBF16_STEP_24 is DPBF16_STEP for tiles of at most 24 columns (as
-// FMA_STEP_24): columns 16–23 on ymm halves, the odd lines re-encoded
-// with EVEX.L'L = 01 (byte 4 0x48 → 0x28; GNU as: vdpbf16ps ymm2, ymm1,
-// ymm17 is 62 e2 76 28 52 ca).
-#define DPBF16_STEP_24 \
-	VMOVUPS (DI), Z0; \
-	VMOVUPS 64(DI), Y1; \
-	VPBROADCASTD (SI), Z2; \
-	VPBROADCASTD (AX), Z3; \
-	VPBROADCASTD (BX), Z4; \
-	VPBROADCASTD (R8), Z5; \
-	VPBROADCASTD (R9), Z6; \
-	VPBROADCASTD (R10), Z7; \
-	VPBROADCASTD (R11), Z8; \
-	VPBROADCASTD (R12), Z9; \
-	BYTE $0x62; BYTE $0xe2; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xc2; \
-	BYTE $0x62; BYTE $0xe2; BYTE $0x76; BYTE $0x28; BYTE $0x52; BYTE $0xca; \
-	BYTE $0x62; BYTE $0xe2; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xd3; \
-	BYTE $0x62; BYTE $0xe2; BYTE $0x76; BYTE $0x28; BYTE $0x52; BYTE $0xdb; \
-	BYTE $0x62; BYTE $0xe2; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xe4; \
-	BYTE $0x62; BYTE $0xe2; BYTE $0x76; BYTE $0x28; BYTE $0x52; BYTE $0xec; \
-	BYTE $0x62; BYTE $0xe2; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xf5; \
-	BYTE $0x62; BYTE $0xe2; BYTE $0x76; BYTE $0x28; BYTE $0x52; BYTE $0xfd; \
-	BYTE $0x62; BYTE $0x62; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xc6; \
-	BYTE $0x62; BYTE $0x62; BYTE $0x76; BYTE $0x28; BYTE $0x52; BYTE $0xce; \
-	BYTE $0x62; BYTE $0x62; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xd7; \
-	BYTE $0x62; BYTE $0x62; BYTE $0x76; BYTE $0x28; BYTE $0x52; BYTE $0xdf; \
-	BYTE $0x62; BYTE $0x42; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xe0; \
-	BYTE $0x62; BYTE $0x42; BYTE $0x76; BYTE $0x28; BYTE $0x52; BYTE $0xe8; \
-	BYTE $0x62; BYTE $0x42; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xf1; \
-	BYTE $0x62; BYTE $0x42; BYTE $0x76; BYTE $0x28; BYTE $0x52; BYTE $0xf9; \
-	TILE_ADVANCE
-
-// DPBF16_STEP_16 is DPBF16_STEP for tiles of at most 16 columns: the even
-// lines only.
-#define DPBF16_STEP_16 \
-	VMOVUPS (DI), Z0; \
-	VPBROADCASTD (SI), Z2; \
-	VPBROADCASTD (AX), Z3; \
-	VPBROADCASTD (BX), Z4; \
-	VPBROADCASTD (R8), Z5; \
-	VPBROADCASTD (R9), Z6; \
-	VPBROADCASTD (R10), Z7; \
-	VPBROADCASTD (R11), Z8; \
-	VPBROADCASTD (R12), Z9; \
-	BYTE $0x62; BYTE $0xe2; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xc2; \
-	BYTE $0x62; BYTE $0xe2; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xd3; \
-	BYTE $0x62; BYTE $0xe2; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xe4; \
-	BYTE $0x62; BYTE $0xe2; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xf5; \
-	BYTE $0x62; BYTE $0x62; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xc6; \
-	BYTE $0x62; BYTE $0x62; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xd7; \
-	BYTE $0x62; BYTE $0x42; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xe0; \
-	BYTE $0x62; BYTE $0x42; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xf1; \
-	TILE_ADVANCE
-
-// func dpbf16x8x24c(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr, cols int)
-//
-// dpbf16x8x32c for a last sliver of 17–24 columns (fma8x24c).
-TEXT ·dpbf16x8x24c(SB), NOSPLIT, $0-64
-	TILE_PROLOGUE
-
-loop:
-	DPBF16_STEP_24
-	JNZ  loop
-	TILE_C_EPILOGUE
-
-// func dpbf16x8x16c(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr, cols int)
-//
-// dpbf16x8x32c for a last sliver of 1–16 columns (fma8x16c).
-TEXT ·dpbf16x8x16c(SB), NOSPLIT, $0-64
-	TILE_PROLOGUE
-
-loop:
-	DPBF16_STEP_16
-	JNZ  loop
-	TILE_C_EPILOGUE

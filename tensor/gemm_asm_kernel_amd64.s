@@ -3,34 +3,66 @@
 #include "textflag.h"
 #include "tile8x32_amd64.h"
 
+// FMA_LO: columns 0–15 of rows 0–7 (B in Z0, A broadcasts in Z2–Z9);
+// FMA_HI: columns 16–31 (B in Z1); FMA_HI_Y: columns 16–23, on the ymm
+// halves (B in Y1), whose upper lanes stay zero.
+#define FMA_LO \
+	VFMADD231PS Z2, Z0, Z16; \
+	VFMADD231PS Z3, Z0, Z18; \
+	VFMADD231PS Z4, Z0, Z20; \
+	VFMADD231PS Z5, Z0, Z22; \
+	VFMADD231PS Z6, Z0, Z24; \
+	VFMADD231PS Z7, Z0, Z26; \
+	VFMADD231PS Z8, Z0, Z28; \
+	VFMADD231PS Z9, Z0, Z30
+
+#define FMA_HI \
+	VFMADD231PS Z2, Z1, Z17; \
+	VFMADD231PS Z3, Z1, Z19; \
+	VFMADD231PS Z4, Z1, Z21; \
+	VFMADD231PS Z5, Z1, Z23; \
+	VFMADD231PS Z6, Z1, Z25; \
+	VFMADD231PS Z7, Z1, Z27; \
+	VFMADD231PS Z8, Z1, Z29; \
+	VFMADD231PS Z9, Z1, Z31
+
+#define FMA_HI_Y \
+	VFMADD231PS Y2, Y1, Y17; \
+	VFMADD231PS Y3, Y1, Y19; \
+	VFMADD231PS Y4, Y1, Y21; \
+	VFMADD231PS Y5, Y1, Y23; \
+	VFMADD231PS Y6, Y1, Y25; \
+	VFMADD231PS Y7, Y1, Y27; \
+	VFMADD231PS Y8, Y1, Y29; \
+	VFMADD231PS Y9, Y1, Y31
+
 // FMA_STEP is one k step: B's two vectors, eight A broadcasts, 16 FMAs.
 #define FMA_STEP \
 	VMOVUPS (DI), Z0; \
 	VMOVUPS 64(DI), Z1; \
-	VBROADCASTSS (SI), Z2; \
-	VBROADCASTSS (AX), Z3; \
-	VBROADCASTSS (BX), Z4; \
-	VBROADCASTSS (R8), Z5; \
-	VBROADCASTSS (R9), Z6; \
-	VBROADCASTSS (R10), Z7; \
-	VBROADCASTSS (R11), Z8; \
-	VBROADCASTSS (R12), Z9; \
-	VFMADD231PS Z2, Z0, Z16; \
-	VFMADD231PS Z2, Z1, Z17; \
-	VFMADD231PS Z3, Z0, Z18; \
-	VFMADD231PS Z3, Z1, Z19; \
-	VFMADD231PS Z4, Z0, Z20; \
-	VFMADD231PS Z4, Z1, Z21; \
-	VFMADD231PS Z5, Z0, Z22; \
-	VFMADD231PS Z5, Z1, Z23; \
-	VFMADD231PS Z6, Z0, Z24; \
-	VFMADD231PS Z6, Z1, Z25; \
-	VFMADD231PS Z7, Z0, Z26; \
-	VFMADD231PS Z7, Z1, Z27; \
-	VFMADD231PS Z8, Z0, Z28; \
-	VFMADD231PS Z8, Z1, Z29; \
-	VFMADD231PS Z9, Z0, Z30; \
-	VFMADD231PS Z9, Z1, Z31; \
+	TILE_BROADCAST_A(VBROADCASTSS); \
+	FMA_LO; \
+	FMA_HI; \
+	TILE_ADVANCE
+
+// FMA_STEP_24 is FMA_STEP for tiles of at most 24 columns: columns 16–23
+// on ymm halves. On a CPU that splits zmm work into two 256-bit halves
+// (Zen 4) a ymm FMA costs half a zmm one, so 24 columns cost 3/4 of 32;
+// elsewhere the same.
+#define FMA_STEP_24 \
+	VMOVUPS (DI), Z0; \
+	VMOVUPS 64(DI), Y1; \
+	TILE_BROADCAST_A(VBROADCASTSS); \
+	FMA_LO; \
+	FMA_HI_Y; \
+	TILE_ADVANCE
+
+// FMA_STEP_16 is FMA_STEP for tiles of at most 16 columns: half the
+// multiply-adds, the column 16–31 accumulators left at zero.
+#define FMA_STEP_16 \
+	VMOVUPS (DI), Z0; \
+	TILE_BROADCAST_A(VBROADCASTSS); \
+	FMA_LO; \
 	TILE_ADVANCE
 
 // func fma8x32(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, out *[256]float32)
@@ -64,61 +96,6 @@ loop:
 	FMA_STEP
 	JNZ  loop
 	TILE_C_EPILOGUE
-
-// FMA_STEP_24 is FMA_STEP for tiles of at most 24 columns: columns 16–23
-// on ymm halves (Y1, Y17+2r), whose upper lanes stay zero. On a CPU that
-// splits zmm work into two 256-bit halves (Zen 4) a ymm FMA costs half a
-// zmm one, so 24 columns cost 3/4 of 32; elsewhere the same.
-#define FMA_STEP_24 \
-	VMOVUPS (DI), Z0; \
-	VMOVUPS 64(DI), Y1; \
-	VBROADCASTSS (SI), Z2; \
-	VBROADCASTSS (AX), Z3; \
-	VBROADCASTSS (BX), Z4; \
-	VBROADCASTSS (R8), Z5; \
-	VBROADCASTSS (R9), Z6; \
-	VBROADCASTSS (R10), Z7; \
-	VBROADCASTSS (R11), Z8; \
-	VBROADCASTSS (R12), Z9; \
-	VFMADD231PS Z2, Z0, Z16; \
-	VFMADD231PS Y2, Y1, Y17; \
-	VFMADD231PS Z3, Z0, Z18; \
-	VFMADD231PS Y3, Y1, Y19; \
-	VFMADD231PS Z4, Z0, Z20; \
-	VFMADD231PS Y4, Y1, Y21; \
-	VFMADD231PS Z5, Z0, Z22; \
-	VFMADD231PS Y5, Y1, Y23; \
-	VFMADD231PS Z6, Z0, Z24; \
-	VFMADD231PS Y6, Y1, Y25; \
-	VFMADD231PS Z7, Z0, Z26; \
-	VFMADD231PS Y7, Y1, Y27; \
-	VFMADD231PS Z8, Z0, Z28; \
-	VFMADD231PS Y8, Y1, Y29; \
-	VFMADD231PS Z9, Z0, Z30; \
-	VFMADD231PS Y9, Y1, Y31; \
-	TILE_ADVANCE
-
-// FMA_STEP_16 is FMA_STEP for tiles of at most 16 columns: half the
-// multiply-adds, the column 16–31 accumulators left at zero.
-#define FMA_STEP_16 \
-	VMOVUPS (DI), Z0; \
-	VBROADCASTSS (SI), Z2; \
-	VBROADCASTSS (AX), Z3; \
-	VBROADCASTSS (BX), Z4; \
-	VBROADCASTSS (R8), Z5; \
-	VBROADCASTSS (R9), Z6; \
-	VBROADCASTSS (R10), Z7; \
-	VBROADCASTSS (R11), Z8; \
-	VBROADCASTSS (R12), Z9; \
-	VFMADD231PS Z2, Z0, Z16; \
-	VFMADD231PS Z3, Z0, Z18; \
-	VFMADD231PS Z4, Z0, Z20; \
-	VFMADD231PS Z5, Z0, Z22; \
-	VFMADD231PS Z6, Z0, Z24; \
-	VFMADD231PS Z7, Z0, Z26; \
-	VFMADD231PS Z8, Z0, Z28; \
-	VFMADD231PS Z9, Z0, Z30; \
-	TILE_ADVANCE
 
 // func fma8x24c(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr, cols int)
 //
