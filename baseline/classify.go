@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"romae/data"
+	"romae/internal/bufs"
 )
 
 // Result is a classifier's score on a test set.
@@ -263,13 +264,6 @@ func (s *search) newWorker() *worker {
 	return &worker{s: s, order: make([]int, len(s.cands)), ub: make([]float64, len(s.cands))}
 }
 
-func grow(b []float64, n int) []float64 {
-	if cap(b) < n {
-		return make([]float64, n)
-	}
-	return b[:n]
-}
-
 // nearest returns the index in s.cands of q's nearest neighbour.
 func (w *worker) nearest(q *series) int {
 	if w.s.dist.DTW {
@@ -302,9 +296,9 @@ func (w *worker) ed(a, b *series, ub float64) float64 {
 		return sqSum(a.x, b.x, m, a.n, ub*float64(a.n)) / float64(a.n)
 	}
 	n := max(a.n, b.n)
-	w.grid = grow(w.grid, n)
-	w.ra = grow(w.ra, n*m)
-	w.rb = grow(w.rb, n*m)
+	w.grid = bufs.Resize(w.grid, n)
+	w.ra = bufs.Resize(w.ra, n*m)
+	w.rb = bufs.Resize(w.rb, n*m)
 	if w.s.dist.UniformScaling {
 		linspace(w.grid, a.t[0], a.t[a.n-1])
 		resample(w.ra, a, m, w.grid)
@@ -340,7 +334,7 @@ func (w *worker) nearestDTW(q *series) int {
 	s := w.s
 	m := s.m
 	inf := math.Inf(1)
-	w.row = grow(w.row, 2*(s.maxN+2))
+	w.row = bufs.Resize(w.row, 2*(s.maxN+2))
 	if s.dist.exhaustive {
 		best, bestIdx := inf, -1
 		for i := range s.cands {

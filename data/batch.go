@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"romae/internal/bufs"
 )
 
 // Batch is a padded mini-batch, the model's input. All buffers are row-major
@@ -37,11 +39,11 @@ func Collate(dst *Batch, ds *Dataset, idx []int) *Batch {
 	b := len(idx)
 	*dst = Batch{
 		B: b, L: l, C: c, D: d,
-		Values:         resize(dst.Values, b*l*c),
-		Positions:      resize(dst.Positions, b*l*d),
-		Pad:            resize(dst.Pad, b*l),
-		Lengths:        resize(dst.Lengths, b),
-		Labels:         resize(dst.Labels, b),
+		Values:         bufs.Resize(dst.Values, b*l*c),
+		Positions:      bufs.Resize(dst.Positions, b*l*d),
+		Pad:            bufs.Resize(dst.Pad, b*l),
+		Lengths:        bufs.Resize(dst.Lengths, b),
+		Labels:         bufs.Resize(dst.Labels, b),
 		Targets:        dst.Targets,
 		TargetDim:      td,
 		TargetPerToken: ds.TargetPerToken,
@@ -50,9 +52,9 @@ func Collate(dst *Batch, ds *Dataset, idx []int) *Batch {
 	case td == 0:
 		dst.Targets = nil
 	case ds.TargetPerToken:
-		dst.Targets = resize(dst.Targets, b*l*td)
+		dst.Targets = bufs.Resize(dst.Targets, b*l*td)
 	default:
-		dst.Targets = resize(dst.Targets, b*td)
+		dst.Targets = bufs.Resize(dst.Targets, b*td)
 	}
 	for j, i := range idx {
 		s := &ds.Samples[i]
@@ -100,15 +102,6 @@ func fillPadded(dst, src []float32) {
 	clear(dst[copy(dst, src):])
 }
 
-// resize returns buf with length n, reallocating only when cap is too small.
-// Callers overwrite every element, so old contents need not be cleared.
-func resize[T any](buf []T, n int) []T {
-	if cap(buf) < n {
-		return make([]T, n)
-	}
-	return buf[:n]
-}
-
 // RandomMask marks, for each sample, round(ratio·nValid) of its non-pad
 // tokens as masked: masked[b*L+i] = true. The count is clamped to
 // [1, nValid-1] when nValid >= 2 so the encoder always sees at least one data
@@ -121,7 +114,7 @@ func RandomMask(dst []bool, b *Batch, ratio float64, rng *rand.Rand) []bool {
 	if !(ratio >= 0 && ratio <= 1) {
 		panic(fmt.Sprintf("data.RandomMask: ratio %v outside [0, 1]", ratio))
 	}
-	dst = resize(dst, b.B*b.L)
+	dst = bufs.Resize(dst, b.B*b.L)
 	clear(dst)
 	for s := 0; s < b.B; s++ {
 		pad := b.Pad[s*b.L : (s+1)*b.L]

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 
 	"romae/data"
+	"romae/internal/bufs"
 	"romae/model"
 )
 
@@ -197,7 +198,7 @@ func Interpolate(m *model.Model[float32], ws *model.Workspace[float32], ds *data
 		if Lq == 0 {
 			continue
 		}
-		qPos, qPad = resize(qPos, bt.B*Lq*D), resizeBool(qPad, bt.B*Lq)
+		qPos, qPad = bufs.Resize(qPos, bt.B*Lq*D), bufs.Resize(qPad, bt.B*Lq)
 		clear(qPos)
 		for b := 0; b < bt.B; b++ {
 			q := queries[lo+b]
@@ -277,18 +278,4 @@ func widen(x []float32) []float64 {
 		y[i] = float64(v)
 	}
 	return y
-}
-
-func resize(s []float32, n int) []float32 {
-	if cap(s) < n {
-		return make([]float32, n)
-	}
-	return s[:n]
-}
-
-func resizeBool(s []bool, n int) []bool {
-	if cap(s) < n {
-		return make([]bool, n)
-	}
-	return s[:n]
 }

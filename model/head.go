@@ -3,6 +3,7 @@ package model
 import (
 	"math/rand/v2"
 
+	"romae/internal/bufs"
 	"romae/nn"
 	"romae/tensor"
 )
@@ -26,9 +27,9 @@ type headActs[T tensor.Float] struct {
 func (a *headActs[T]) resize(h *head[T], n int, train bool) {
 	d, o := h.out.in, h.out.out
 	a.n = n
-	a.in, a.dropped, a.norm = grow(a.in, n*d), grow(a.dropped, n*d), grow(a.norm, n*d)
-	a.rstd, a.y, a.dy = grow(a.rstd, n), grow(a.y, n*o), grow(a.dy, n*o)
-	a.dNorm, a.dIn = grow(a.dNorm, n*d), grow(a.dIn, n*d)
+	a.in, a.dropped, a.norm = bufs.Resize(a.in, n*d), bufs.Resize(a.dropped, n*d), bufs.Resize(a.norm, n*d)
+	a.rstd, a.y, a.dy = bufs.Resize(a.rstd, n), bufs.Resize(a.y, n*o), bufs.Resize(a.dy, n*o)
+	a.dNorm, a.dIn = bufs.Resize(a.dNorm, n*d), bufs.Resize(a.dIn, n*d)
 	a.mask = growIf(a.mask, n*d, train && h.drop > 0)
 }
 

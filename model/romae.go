@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 
 	"romae/data"
+	"romae/internal/bufs"
 	"romae/nn"
 	"romae/rope"
 	"romae/tensor"
@@ -155,8 +156,8 @@ type LossOptions struct {
 func (m *Model[T]) setEncoderRows(ws *Workspace[T], B, Le int, train bool) {
 	c, D := m.Cfg.Values, m.Cfg.PosDims
 	ws.train, ws.B, ws.Le = train, B, Le
-	ws.encVals, ws.encPos = grow(ws.encVals, B*Le*c), grow(ws.encPos, B*Le*D)
-	ws.encPad = grow(ws.encPad, B*Le)
+	ws.encVals, ws.encPos = bufs.Resize(ws.encVals, B*Le*c), bufs.Resize(ws.encPos, B*Le*D)
+	ws.encPad = bufs.Resize(ws.encPad, B*Le)
 	clear(ws.encVals)
 	clear(ws.encPos)
 	for i := range ws.encPad {
@@ -216,14 +217,14 @@ func (m *Model[T]) positions(ws *Workspace[T], a *stackActs[T], ps *posState[T],
 	case PosRoPEInt:
 		return ps.cache.Fill(&ps.tab, l, pos, n)
 	case PosSiren:
-		ps.skip = grow(ps.skip, n)
+		ps.skip = bufs.Resize(ps.skip, n)
 		for r := range ps.skip {
 			ps.skip[r] = m.cls != nil && r%L == 0
 		}
 		ps.pos = pos
 		ps.tab.SetAngles(l, siren.Forward(&ps.siren, pos, n, ps.skip), n)
 		if ws.train {
-			ps.dAngles = grow(ps.dAngles, n*l.D*l.R)
+			ps.dAngles = bufs.Resize(ps.dAngles, n*l.D*l.R)
 			clear(ps.dAngles)
 			a.dAngles = ps.dAngles
 		}
@@ -342,8 +343,8 @@ func (m *Model[T]) ForwardPretrain(ws *Workspace[T], bt *data.Batch, masked []bo
 func (m *Model[T]) setQueryRows(ws *Workspace[T], Lq int) {
 	B, c, D := ws.B, m.Cfg.Values, m.Cfg.PosDims
 	ws.Lq = Lq
-	ws.qPos, ws.qTarget = grow(ws.qPos, B*Lq*D), grow(ws.qTarget, B*Lq*c)
-	ws.qPad, ws.valid = grow(ws.qPad, B*Lq), grow(ws.valid, B*Lq)
+	ws.qPos, ws.qTarget = bufs.Resize(ws.qPos, B*Lq*D), bufs.Resize(ws.qTarget, B*Lq*c)
+	ws.qPad, ws.valid = bufs.Resize(ws.qPad, B*Lq), bufs.Resize(ws.valid, B*Lq)
 	clear(ws.qPos)
 	clear(ws.qTarget)
 	for i := range ws.qPad {
@@ -361,8 +362,8 @@ func (m *Model[T]) decode(ws *Workspace[T], rng *rand.Rand) error {
 	B, Le, Lq, D := ws.B, ws.Le, ws.Lq, m.Cfg.PosDims
 	d, dd := m.Cfg.Encoder.DModel, m.Cfg.Decoder.DModel
 	Ld := Le + Lq
-	ws.encDec, ws.dEncDec = grow(ws.encDec, B*Le*dd), grow(ws.dEncDec, B*Le*dd)
-	ws.decPos, ws.decPad = grow(ws.decPos, B*Ld*D), grow(ws.decPad, B*Ld)
+	ws.encDec, ws.dEncDec = bufs.Resize(ws.encDec, B*Le*dd), bufs.Resize(ws.dEncDec, B*Le*dd)
+	ws.decPos, ws.decPad = bufs.Resize(ws.decPos, B*Ld*D), bufs.Resize(ws.decPad, B*Ld)
 	prefix := -1 // QueryAll: the authors' decoder, every token sees every token
 	if m.Cfg.independentQueries() {
 		prefix = Le // queries see the Le visible tokens and themselves
@@ -536,7 +537,7 @@ func (m *Model[T]) pool(ws *Workspace[T], bt *data.Batch) {
 		}
 	case PoolMax:
 		ws.head.resize(&m.head, B, ws.train)
-		ws.rows = grow(ws.rows, B*d)
+		ws.rows = bufs.Resize(ws.rows, B*d)
 		for b := 0; b < B; b++ {
 			dst, arg := ws.head.in[b*d:(b+1)*d], ws.rows[b*d:(b+1)*d]
 			first := true
@@ -584,7 +585,7 @@ func (m *Model[T]) pool(ws *Workspace[T], bt *data.Batch) {
 func (m *Model[T]) taskLoss(ws *Workspace[T], bt *data.Batch, opt LossOptions) (float64, error) {
 	n, K := ws.head.n, m.Cfg.Outputs
 	if m.Cfg.Task == TaskClassify {
-		ws.labels = grow(ws.labels, n)
+		ws.labels = bufs.Resize(ws.labels, n)
 		for b := range ws.labels {
 			ws.labels[b] = -1
 			if bt.Labels != nil {
@@ -607,7 +608,7 @@ func (m *Model[T]) taskLoss(ws *Workspace[T], bt *data.Batch, opt LossOptions) (
 		return 0, fmt.Errorf("batch has %d targets (per token: %v); model predicts %d (per token: %v)",
 			bt.TargetDim, bt.TargetPerToken, K, m.Cfg.Pool == PoolToken)
 	}
-	ws.targets, ws.valid = grow(ws.targets, n*K), grow(ws.valid, n)
+	ws.targets, ws.valid = bufs.Resize(ws.targets, n*K), bufs.Resize(ws.valid, n)
 	for i, v := range bt.Targets[:n*K] {
 		ws.targets[i] = T(v)
 	}
@@ -682,7 +683,7 @@ func (m *Model[T]) Embed(ws *Workspace[T], bt *data.Batch, pool string, dst []T)
 		return nil, err
 	}
 	B, Le, d, cls := ws.B, ws.Le, m.Cfg.Encoder.DModel, m.clsSlots()
-	dst = grow(dst, B*d)
+	dst = bufs.Resize(dst, B*d)
 	clear(dst)
 	out := ws.enc.output()
 	for b := 0; b < B; b++ {

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"unsafe"
 
+	"romae/internal/bufs"
 	"romae/nn"
 	"romae/rope"
 	"romae/tensor"
@@ -198,7 +199,7 @@ func (a *stackActs[T]) resize(s *stack[T], B, L, prefix int, train bool) {
 	}
 	for i := range a.res {
 		if train || i == 0 || i == s.Depth {
-			a.res[i] = grow(a.res[i], nd)
+			a.res[i] = bufs.Resize(a.res[i], nd)
 		}
 	}
 	for i := range a.layers {
@@ -207,11 +208,11 @@ func (a *stackActs[T]) resize(s *stack[T], B, L, prefix int, train bool) {
 		}
 		l := &a.layers[i]
 		for _, p := range []*[]T{&l.norm1, &l.q, &l.k, &l.merged, &l.h, &l.norm2} {
-			*p = grow(*p, nd)
+			*p = bufs.Resize(*p, nd)
 		}
 		l.v = growIf(l.v, nd, train)
-		l.rstd1, l.rstd2 = grow(l.rstd1, N), grow(l.rstd2, N)
-		l.pre, l.act = grow(l.pre, nf), grow(l.act, nf)
+		l.rstd1, l.rstd2 = bufs.Resize(l.rstd1, N), bufs.Resize(l.rstd2, N)
+		l.pre, l.act = bufs.Resize(l.pre, nf), bufs.Resize(l.act, nf)
 		l.prob = growIf(l.prob, nll, train)
 		// Regularisation buffers are empty (len 0) when not training or
 		// when their rate is 0; layer 0 never drops its path.
@@ -221,15 +222,15 @@ func (a *stackActs[T]) resize(s *stack[T], B, L, prefix int, train bool) {
 		l.hidMask = growIf(l.hidMask, nf, hid)
 		l.dp1, l.dp2 = growIf(l.dp1, B, dp), growIf(l.dp2, B, dp)
 	}
-	a.lin, a.lin3 = grow(a.lin, nd), grow(a.lin3, 3*nd)
+	a.lin, a.lin3 = bufs.Resize(a.lin, nd), bufs.Resize(a.lin3, 3*nd)
 	if !train {
 		return
 	}
 	for _, p := range []*[]T{&a.dx, &a.dBranch, &a.dNorm, &a.dMerged, &a.dq, &a.dk} {
-		*p = grow(*p, nd)
+		*p = bufs.Resize(*p, nd)
 	}
-	a.dLin3 = grow(a.dLin3, 3*nd)
-	a.dPre, a.dAct = grow(a.dPre, nf), grow(a.dAct, nf)
+	a.dLin3 = bufs.Resize(a.dLin3, 3*nd)
+	a.dPre, a.dAct = bufs.Resize(a.dPre, nf), bufs.Resize(a.dAct, nf)
 }
 
 // probCols is the width of one row of the kept attention probabilities:
@@ -319,7 +320,7 @@ func (s *stack[T]) forward(a *stackActs[T], keyPad []bool, rng *rand.Rand) {
 		if sel {
 			rows = B * a.outRows.len()
 			for _, p := range []*[]T{&a.selX, &a.selMerged, &a.selOut} {
-				*p = grow(*p, rows*d)
+				*p = bufs.Resize(*p, rows*d)
 			}
 			gatherRows(a.outRows, a.selX, x, B, L, d)
 			gatherRows(a.outRows, a.selMerged, l.merged, B, L, d)
@@ -409,7 +410,7 @@ func (s *stack[T]) backward(a *stackActs[T]) {
 		sel := a.selected(i, len(s.blocks))
 		if sel {
 			rows = B * a.outRows.len()
-			a.selDx, a.selDMerged = grow(a.selDx, rows*d), grow(a.selDMerged, rows*d)
+			a.selDx, a.selDMerged = bufs.Resize(a.selDx, rows*d), bufs.Resize(a.selDMerged, rows*d)
 			gatherRows(a.outRows, a.selDx, a.dx, B, L, d)
 			dx = a.selDx
 		}
@@ -573,19 +574,12 @@ func qkvWeights[T tensor.Float](blk *block[T], grad bool) []T {
 // output is the stack's last residual stream [B·L, d].
 func (a *stackActs[T]) output() []T { return a.res[len(a.res)-1] }
 
-func grow[T any](s []T, n int) []T {
-	if cap(s) < n {
-		return make([]T, n)
-	}
-	return s[:n]
-}
-
 // growIf is grow when need, else an empty slice that keeps its memory.
 func growIf[T any](s []T, n int, need bool) []T {
 	if !need {
 		return s[:0]
 	}
-	return grow(s, n)
+	return bufs.Resize(s, n)
 }
 
 // nilIfEmpty turns a switched-off regularisation buffer into the nil the

@@ -3,6 +3,7 @@ package recsys
 import (
 	"math"
 
+	"romae/internal/bufs"
 	"romae/tensor"
 )
 
@@ -140,7 +141,7 @@ func (a *angleNet[T]) stack(acts *netActs[T]) {
 	F, O := numFeatures, a.out
 	hs, hm := a.widths()
 	K := hs + hm + 1
-	acts.wA, acts.wB, acts.wC = grow(acts.wA, (hs+hm)*featureRows), grow(acts.wB, hs*(hs+1)), grow(acts.wC, O*K)
+	acts.wA, acts.wB, acts.wC = bufs.Resize(acts.wA, (hs+hm)*featureRows), bufs.Resize(acts.wB, hs*(hs+1)), bufs.Resize(acts.wC, O*K)
 	if hs > 0 {
 		copyBlock(acts.wA, featureRows, 0, 0, a.sinW1.W, hs, F)
 		copyBlock(acts.wA, featureRows, 0, F, a.sinB1.W, hs, 1)
@@ -172,10 +173,10 @@ func (a *angleNet[T]) forward(acts *netActs[T], x []T, n int) []T {
 	K := hs + hm + 1
 	acts.n = n
 	a.stack(acts)
-	acts.preA, acts.hid, acts.f = grow(acts.preA, (hs+hm)*n), grow(acts.hid, K*n), grow(acts.f, a.out*n)
+	acts.preA, acts.hid, acts.f = bufs.Resize(acts.preA, (hs+hm)*n), bufs.Resize(acts.hid, K*n), bufs.Resize(acts.f, a.out*n)
 	tensor.Gemm(false, false, hs+hm, n, featureRows, 1, acts.wA, featureRows, x, n, 0, acts.preA, n)
 	if hs > 0 {
-		acts.h1, acts.d1, acts.d2 = grow(acts.h1, (hs+1)*n), grow(acts.d1, hs*n), grow(acts.d2, hs*n)
+		acts.h1, acts.d1, acts.d2 = bufs.Resize(acts.h1, (hs+1)*n), bufs.Resize(acts.d1, hs*n), bufs.Resize(acts.d2, hs*n)
 		sine(acts.h1[:hs*n], acts.d1, acts.preA[:hs*n], a.w0)
 		fill(acts.h1[hs*n:], 1)
 		h2 := acts.hid[:hs*n]
@@ -196,7 +197,7 @@ func (a *angleNet[T]) backward(acts *netActs[T], x, dF []T) {
 	n, F, O := acts.n, numFeatures, a.out
 	hs, hm := a.widths()
 	K := hs + hm + 1
-	acts.dW = grow(acts.dW, max(O*K, hs*(hs+1), (hs+hm)*featureRows))
+	acts.dW = bufs.Resize(acts.dW, max(O*K, hs*(hs+1), (hs+hm)*featureRows))
 	dW := acts.dW
 	// f = wC·hid
 	gram(dW, dF, O, acts.hid, K, n)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"romae/events"
+	"romae/internal/bufs"
 )
 
 // Data is an events log ready for a model: the log, its item-side
@@ -57,10 +58,10 @@ func (d *Data) Collate(bt *Batch, ws []events.Window, task string) (*Batch, erro
 		nc = len(d.Log.Vocab.EventCats)
 	}
 	bt.B, bt.L = B, L
-	bt.Len, bt.User = grow(bt.Len, B), grow(bt.User, B)
-	bt.Item, bt.Action, bt.Target = grow(bt.Item, B*L), grow(bt.Action, B*L), grow(bt.Target, B*L)
-	bt.Cats, bt.Time = grow(bt.Cats, B*L*nc), grow(bt.Time, B*L)
-	bt.Ref, bt.Event = grow(bt.Ref, B*L), grow(bt.Event, B*L)
+	bt.Len, bt.User = bufs.Resize(bt.Len, B), bufs.Resize(bt.User, B)
+	bt.Item, bt.Action, bt.Target = bufs.Resize(bt.Item, B*L), bufs.Resize(bt.Action, B*L), bufs.Resize(bt.Target, B*L)
+	bt.Cats, bt.Time = bufs.Resize(bt.Cats, B*L*nc), bufs.Resize(bt.Time, B*L)
+	bt.Ref, bt.Event = bufs.Resize(bt.Ref, B*L), bufs.Resize(bt.Event, B*L)
 	clear(bt.Item)
 	clear(bt.Action)
 	clear(bt.Cats)

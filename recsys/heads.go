@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"romae/internal/bufs"
 	"romae/nn"
 	"romae/tensor"
 )
@@ -62,7 +63,7 @@ func (m *Model[T]) nextBackward(ws *Workspace[T]) {
 	candE, dCandE, S := m.item.W[d:], m.item.G[d:], m.Cfg.Items-1
 	if neg != nil {
 		S = len(neg)
-		ws.dCandE = grow(ws.dCandE, S*d)
+		ws.dCandE = bufs.Resize(ws.dCandE, S*d)
 		clear(ws.dCandE)
 		candE, dCandE = ws.candE, ws.dCandE
 	}
@@ -132,7 +133,7 @@ func (m *Model[T]) gatherScored(ws *Workspace[T], bt *Batch) int {
 	}
 	n := len(ws.rows)
 	ws.nScored = n
-	ws.y, ws.dy = grow(ws.y, n*d), grow(ws.dy, n*d)
+	ws.y, ws.dy = bufs.Resize(ws.y, n*d), bufs.Resize(ws.dy, n*d)
 	for k, r := range ws.rows {
 		copy(ws.y[k*d:(k+1)*d], ws.out[r*d:(r+1)*d])
 	}
@@ -161,7 +162,7 @@ func (m *Model[T]) nextLoss(ws *Workspace[T], bt *Batch, neg *Negatives) (float6
 	ws.negatives = negatives
 	if negatives != nil {
 		S = len(negatives)
-		ws.candE = grow(ws.candE, S*d)
+		ws.candE = bufs.Resize(ws.candE, S*d)
 		for s, it := range negatives {
 			if it < 1 || int(it) >= V {
 				return 0, fmt.Errorf("recsys: negative item %d outside [1, %d)", it, V)
@@ -170,8 +171,8 @@ func (m *Model[T]) nextLoss(ws *Workspace[T], bt *Batch, neg *Negatives) (float6
 		}
 		candE = ws.candE
 	}
-	ws.scores, ws.dSc = grow(ws.scores, n*S), grow(ws.dSc, n*S)
-	ws.dPos = grow(ws.dPos, n)
+	ws.scores, ws.dSc = bufs.Resize(ws.scores, n*S), bufs.Resize(ws.dSc, n*S)
+	ws.dPos = bufs.Resize(ws.dPos, n)
 	nn.LinearForward(ws.scores, ws.y, candE, nil, n, d, S)
 	var sum float64
 	inv := 1 / float64(n)
@@ -274,7 +275,7 @@ func (m *Model[T]) ItemScores(ws *Workspace[T], bt *Batch) ([]int, []T, error) {
 	}
 	d, V := m.Cfg.DModel, m.Cfg.Items
 	n := m.gatherScored(ws, bt)
-	ws.scores = grow(ws.scores, n*V)
+	ws.scores = bufs.Resize(ws.scores, n*V)
 	nn.LinearForward(ws.scores, ws.y, m.item.W, nil, n, d, V)
 	return ws.rows, ws.scores, nil
 }

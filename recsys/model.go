@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 
 	"romae/events"
+	"romae/internal/bufs"
 	"romae/nn"
 	"romae/rope"
 	"romae/tensor"
@@ -198,24 +199,24 @@ func (ws *Workspace[T]) resize(m *Model[T], B, L int) {
 		ws.res, ws.layers = make([][]T, c.Depth+1), make([]layerActs[T], c.Depth)
 	}
 	for i := range ws.res {
-		ws.res[i] = grow(ws.res[i], N*d)
+		ws.res[i] = bufs.Resize(ws.res[i], N*d)
 	}
 	for i := range ws.layers {
 		l := &ws.layers[i]
 		for _, p := range []*[]T{&l.norm1, &l.q, &l.k, &l.v, &l.merged, &l.h, &l.norm2} {
-			*p = grow(*p, N*d)
+			*p = bufs.Resize(*p, N*d)
 		}
-		l.rstd1, l.rstd2 = grow(l.rstd1, N), grow(l.rstd2, N)
-		l.pre, l.act = grow(l.pre, N*c.FFN), grow(l.act, N*c.FFN)
-		l.prob = grow(l.prob, B*H*L*L)
+		l.rstd1, l.rstd2 = bufs.Resize(l.rstd1, N), bufs.Resize(l.rstd2, N)
+		l.pre, l.act = bufs.Resize(l.pre, N*c.FFN), bufs.Resize(l.act, N*c.FFN)
+		l.prob = bufs.Resize(l.prob, B*H*L*L)
 	}
 	for _, p := range []*[]T{&ws.out, &ws.lin, &ws.dx, &ws.dNorm, &ws.dMerged, &ws.dq, &ws.dk, &ws.dOut} {
-		*p = grow(*p, N*d)
+		*p = bufs.Resize(*p, N*d)
 	}
-	ws.lin3, ws.dLin3 = grow(ws.lin3, 3*N*d), grow(ws.dLin3, 3*N*d)
-	ws.dPre, ws.dAct = grow(ws.dPre, N*c.FFN), grow(ws.dAct, N*c.FFN)
-	ws.rstd, ws.feat, ws.pos = grow(ws.rstd, N), grow(ws.feat, N*featureRows), grow(ws.pos, N)
-	ws.logit, ws.dLogit = grow(ws.logit, N), grow(ws.dLogit, N)
+	ws.lin3, ws.dLin3 = bufs.Resize(ws.lin3, 3*N*d), bufs.Resize(ws.dLin3, 3*N*d)
+	ws.dPre, ws.dAct = bufs.Resize(ws.dPre, N*c.FFN), bufs.Resize(ws.dAct, N*c.FFN)
+	ws.rstd, ws.feat, ws.pos = bufs.Resize(ws.rstd, N), bufs.Resize(ws.feat, N*featureRows), bufs.Resize(ws.pos, N)
+	ws.logit, ws.dLogit = bufs.Resize(ws.logit, N), bufs.Resize(ws.dLogit, N)
 }
 
 // forward runs the embeddings and the stack on bt, leaving the final
@@ -339,7 +340,7 @@ func (m *Model[T]) positions(ws *Workspace[T], bt *Batch) {
 		return
 	}
 	R, th := m.layout.R, m.layout.InvTimescale
-	ws.angles, ws.dAngles = grow(ws.angles, N*R), grow(ws.dAngles, N*R)
+	ws.angles, ws.dAngles = bufs.Resize(ws.angles, N*R), bufs.Resize(ws.dAngles, N*R)
 	var f, omega []T // [R, N], [R]
 	lambda := 1.0
 	if c.learnedAngles() {
@@ -371,7 +372,7 @@ func (m *Model[T]) positions(ws *Workspace[T], bt *Batch) {
 func setAngles[T tensor.Float](t *rope.Table[T], l rope.Layout, angles []T, n int) {
 	t.Layout, t.N = l, n
 	w := l.D * l.R
-	t.Cos, t.Sin = grow(t.Cos, n*w), grow(t.Sin, n*w)
+	t.Cos, t.Sin = bufs.Resize(t.Cos, n*w), bufs.Resize(t.Sin, n*w)
 	sine(t.Sin, t.Cos, angles[:n*w], 1)
 }
 
@@ -454,7 +455,7 @@ func sideBySide(a, b func()) {
 // network whose output is added to the embeddings.
 func (m *Model[T]) embeddedNetBackward(ws *Workspace[T], dx []T, N int) {
 	d := m.Cfg.DModel
-	dF := grow(ws.net.dF, d*N)
+	dF := bufs.Resize(ws.net.dF, d*N)
 	ws.net.dF = dF
 	for r := 0; r < N; r++ {
 		for i := 0; i < d; i++ {
@@ -499,11 +500,11 @@ func (m *Model[T]) embedBackward(dx []T, bt *Batch) {
 func (m *Model[T]) anglesBackward(ws *Workspace[T], N int) {
 	R, th := m.layout.R, m.layout.InvTimescale
 	f, omega := ws.net.f, m.omega.W[:R] // [R, N], [R]
-	ws.net.dF = grow(ws.net.dF, R*N)
+	ws.net.dF = bufs.Resize(ws.net.dF, R*N)
 	dF := ws.net.dF
 	// Local sums: accumulating into the parameters' gradients in memory
 	// chains every term through a store and a load.
-	ws.dOmega = grow(ws.dOmega, R)
+	ws.dOmega = bufs.Resize(ws.dOmega, R)
 	dOmega := ws.dOmega
 	clear(dOmega)
 	dLambda, r0 := anglesBackwardFast(dF, dOmega, ws.dAngles, f, omega, ws.pos, th, N, R)

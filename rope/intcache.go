@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"romae/internal/bufs"
 	"romae/tensor"
 )
 
@@ -33,7 +34,7 @@ func (c *IntCache[T]) Fill(t *Table[T], l Layout, positions []T, n int) error {
 	}
 	t.Layout, t.N = l, n
 	w := l.D * l.R
-	t.Cos, t.Sin = grow(t.Cos, n*w), grow(t.Sin, n*w)
+	t.Cos, t.Sin = bufs.Resize(t.Cos, n*w), bufs.Resize(t.Sin, n*w)
 	for i := 0; i < n; i++ {
 		for ax := 0; ax < l.D; ax++ {
 			p := int(positions[i*l.D+ax])

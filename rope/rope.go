@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 
+	"romae/internal/bufs"
 	"romae/tensor"
 )
 
@@ -72,7 +73,7 @@ type Table[T tensor.Float] struct {
 func (t *Table[T]) Compute(l Layout, positions []T, n int) {
 	t.Layout, t.N = l, n
 	w := l.D * l.R
-	t.Cos, t.Sin = grow(t.Cos, n*w), grow(t.Sin, n*w)
+	t.Cos, t.Sin = bufs.Resize(t.Cos, n*w), bufs.Resize(t.Sin, n*w)
 	if w == 0 {
 		return
 	}
@@ -105,7 +106,7 @@ func (t *Table[T]) Rows(r0, n int) Table[T] {
 func (t *Table[T]) SetAngles(l Layout, angles []T, n int) {
 	t.Layout, t.N = l, n
 	w := l.D * l.R
-	t.Cos, t.Sin = grow(t.Cos, n*w), grow(t.Sin, n*w)
+	t.Cos, t.Sin = bufs.Resize(t.Cos, n*w), bufs.Resize(t.Sin, n*w)
 	tensor.ParallelFor(n*w, 1024, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			s, c := math.Sincos(float64(angles[i]))
@@ -169,13 +170,6 @@ func (t *Table[T]) AngleGrad(dAngles, y, dy []T, B, L, heads int) {
 			}
 		}
 	})
-}
-
-func grow[T any](s []T, n int) []T {
-	if cap(s) < n {
-		return make([]T, n)
-	}
-	return s[:n]
 }
 
 // RotateSplit is Rotate fused with the split into heads: dst[B,H,L,hd] ←

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"romae/internal/bufs"
 	"romae/nn"
 	"romae/tensor"
 )
@@ -109,10 +110,10 @@ func (s *Siren[T]) Forward(a *SirenActs[T], pos []T, n int, skip []bool) []T {
 	sp, l := &s.Spec, s.Layout
 	F, H, O, D, R := sp.Features(), sp.Hidden, len(sp.Axes)*l.R, l.D, l.R
 	a.n, a.skip = n, skip
-	a.x, a.pre1, a.h1 = grow(a.x, n*F), grow(a.pre1, n*H), grow(a.h1, n*H)
-	a.pre2, a.h2, a.mpre, a.mh = grow(a.pre2, n*H), grow(a.h2, n*H), grow(a.mpre, n*H), grow(a.mh, n*H)
-	a.dh1, a.dh2 = grow(a.dh1, n*H), grow(a.dh2, n*H)
-	a.f, a.fm, a.angles = grow(a.f, n*O), grow(a.fm, n*O), grow(a.angles, n*D*R)
+	a.x, a.pre1, a.h1 = bufs.Resize(a.x, n*F), bufs.Resize(a.pre1, n*H), bufs.Resize(a.h1, n*H)
+	a.pre2, a.h2, a.mpre, a.mh = bufs.Resize(a.pre2, n*H), bufs.Resize(a.h2, n*H), bufs.Resize(a.mpre, n*H), bufs.Resize(a.mh, n*H)
+	a.dh1, a.dh2 = bufs.Resize(a.dh1, n*H), bufs.Resize(a.dh2, n*H)
+	a.f, a.fm, a.angles = bufs.Resize(a.f, n*O), bufs.Resize(a.fm, n*O), bufs.Resize(a.angles, n*D*R)
 	// Features: normalised time, cycles, category embeddings.
 	tensor.ParallelFor(n, 64, func(lo, hi int) { s.features(a.x, pos, lo, hi) })
 	// f_sin
@@ -187,7 +188,7 @@ func (s *Siren[T]) angles(a *SirenActs[T], pos []T, lo, hi int) {
 func (s *Siren[T]) Backward(a *SirenActs[T], pos, dAngles []T) {
 	sp, l := &s.Spec, s.Layout
 	n, F, H, O, D, R := a.n, sp.Features(), sp.Hidden, len(sp.Axes)*l.R, l.D, l.R
-	a.dF, a.dH, a.dPre, a.dX = grow(a.dF, n*O), grow(a.dH, n*H), grow(a.dPre, n*H), grow(a.dX, n*F)
+	a.dF, a.dH, a.dPre, a.dX = bufs.Resize(a.dF, n*O), bufs.Resize(a.dH, n*H), bufs.Resize(a.dPre, n*H), bufs.Resize(a.dX, n*F)
 	clear(a.dF)
 	learned := s.learnedIndex()
 	for i := 0; i < n; i++ {

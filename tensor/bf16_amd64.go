@@ -26,6 +26,8 @@ import (
 	"math"
 	"simd/archsimd"
 	"unsafe"
+
+	"romae/internal/bufs"
 )
 
 //go:noescape
@@ -459,7 +461,7 @@ func packWeightBF16(dst []uint32, w []float32, n, k int) ([]uint32, int32) {
 	if !ok {
 		return nil, kern
 	}
-	bp := reuse(dst, d.layout.size(n, k))
+	bp := bufs.Resize(dst, d.layout.size(n, k))
 	d.layout.packParallel(true, w, k, n, k, bp)
 	return bp, kern
 }

@@ -11,6 +11,8 @@ import (
 	"math"
 	"simd/archsimd"
 	"unsafe"
+
+	"romae/internal/bufs"
 )
 
 //go:noescape
@@ -127,7 +129,7 @@ func packWeight32(dst, w []float32, n, k int) []float32 {
 	if !asmActive() {
 		return nil
 	}
-	d := reuse(dst, asmPackedLen(n, k))
+	d := bufs.Resize(dst, asmPackedLen(n, k))
 	asmPackBParallel(true, w, k, n, k, d)
 	return d
 }

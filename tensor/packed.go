@@ -84,11 +84,3 @@ func GemmPacked[T Float](m int, alpha T, a []T, lda int, w *PackedWeight[T], bet
 	}
 	Gemm(false, true, m, n, k, alpha, a, lda, w.w, k, beta, c, ldc)
 }
-
-// reuse is dst[:n] when dst can hold n elements, else new memory.
-func reuse[E any](dst []E, n int) []E {
-	if cap(dst) >= n {
-		return dst[:n]
-	}
-	return make([]E, n)
-}
