@@ -81,48 +81,26 @@
 // The Go assembler has no VDPBF16PS mnemonic, so the instructions are
 // spelled as bytes (encodings from GNU as, listed at DPBF16_LO).
 TEXT ·dpbf16x8x32(SB), NOSPLIT, $0-48
-	TILE_PROLOGUE
-
-loop:
-	DPBF16_STEP
-	JNZ  loop
-	TILE_STORE_OUT
-	VZEROUPPER
-	RET
+	TILE_KERNEL_OUT(DPBF16_STEP)
 
 // func dpbf16x8x32c(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr, cols int)
 //
 // dpbf16x8x32 storing the tile's first cols columns straight into C, as
 // fma8x32c.
 TEXT ·dpbf16x8x32c(SB), NOSPLIT, $0-64
-	TILE_PROLOGUE
-
-loop:
-	DPBF16_STEP
-	JNZ  loop
-	TILE_C_EPILOGUE
+	TILE_KERNEL_C(DPBF16_STEP)
 
 // func dpbf16x8x24c(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr, cols int)
 //
 // dpbf16x8x32c for a last sliver of 17–24 columns (fma8x24c).
 TEXT ·dpbf16x8x24c(SB), NOSPLIT, $0-64
-	TILE_PROLOGUE
-
-loop:
-	DPBF16_STEP_24
-	JNZ  loop
-	TILE_C_EPILOGUE
+	TILE_KERNEL_C(DPBF16_STEP_24)
 
 // func dpbf16x8x16c(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr, cols int)
 //
 // dpbf16x8x32c for a last sliver of 1–16 columns (fma8x16c).
 TEXT ·dpbf16x8x16c(SB), NOSPLIT, $0-64
-	TILE_PROLOGUE
-
-loop:
-	DPBF16_STEP_16
-	JNZ  loop
-	TILE_C_EPILOGUE
+	TILE_KERNEL_C(DPBF16_STEP_16)
 
 // func cvtPairs(dst *uint32, src *float32, n int)
 //

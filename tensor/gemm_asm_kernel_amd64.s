@@ -74,14 +74,7 @@
 // the archsimd kernel, which the Go compiler's register allocation limits
 // to 4×32 (see gemm_simd_kernel_amd64.go). X15 is left alone.
 TEXT ·fma8x32(SB), NOSPLIT, $0-48
-	TILE_PROLOGUE
-
-loop:
-	FMA_STEP
-	JNZ  loop
-	TILE_STORE_OUT
-	VZEROUPPER
-	RET
+	TILE_KERNEL_OUT(FMA_STEP)
 
 // func fma8x32c(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr, cols int)
 //
@@ -90,33 +83,18 @@ loop:
 // of ldcb is clear (beta 0), C += acc when set (beta 1). alpha must be 1;
 // other cases, and tiles of fewer rows, use fma8x32.
 TEXT ·fma8x32c(SB), NOSPLIT, $0-64
-	TILE_PROLOGUE
-
-loop:
-	FMA_STEP
-	JNZ  loop
-	TILE_C_EPILOGUE
+	TILE_KERNEL_C(FMA_STEP)
 
 // func fma8x24c(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr, cols int)
 //
 // fma8x32c for a last sliver of 17–24 columns (n = 180 leaves 20): the
 // same B sliver layout (128 bytes per step), of which it reads 96.
 TEXT ·fma8x24c(SB), NOSPLIT, $0-64
-	TILE_PROLOGUE
-
-loop:
-	FMA_STEP_24
-	JNZ  loop
-	TILE_C_EPILOGUE
+	TILE_KERNEL_C(FMA_STEP_24)
 
 // func fma8x16c(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr, cols int)
 //
 // fma8x32c for a last sliver of 1–16 columns (n = 720 leaves 16, 201
 // leaves 9): half the work, reading 64 of the sliver's 128 bytes a step.
 TEXT ·fma8x16c(SB), NOSPLIT, $0-64
-	TILE_PROLOGUE
-
-loop:
-	FMA_STEP_16
-	JNZ  loop
-	TILE_C_EPILOGUE
+	TILE_KERNEL_C(FMA_STEP_16)
