@@ -45,6 +45,15 @@ func dpbf16x8x24c(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Poi
 //go:noescape
 func dpbf16x8x16c(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr, cols int)
 
+// dpbf16x4x32c and dpbf16x1x32c are dpbf16x8x32c for a short last
+// panel's rows: 4 and 1 (shortPanels).
+//
+//go:noescape
+func dpbf16x4x32c(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr, cols int)
+
+//go:noescape
+func dpbf16x1x32c(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr, cols int)
+
 //go:noescape
 func cvtPairs(dst *uint32, src *float32, n int)
 

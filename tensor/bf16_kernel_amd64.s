@@ -5,8 +5,9 @@
 
 // DPBF16_LO: columns 0–15 of rows 0–7, one VDPBF16PS each (B pairs in
 // Z0, A pair broadcasts in Z2–Z9); DPBF16_HI: columns 16–31 (B in Z1);
-// DPBF16_HI_Y: columns 16–23 on the ymm halves (B in Y1). The Go assembler
-// has no VDPBF16PS mnemonic, so the instructions are bytes, from GNU as:
+// DPBF16_HI_Y: columns 16–23 on the ymm halves (B in Y1); the …4 and …1
+// forms: rows 0–3 and row 0. The Go assembler has no VDPBF16PS mnemonic,
+// so the instructions are bytes, from GNU as:
 //
 //	DPBF16_LO    vdpbf16ps zmm2…zmm9, zmm0, zmm16, zmm18 … zmm30
 //	DPBF16_HI    vdpbf16ps zmm2…zmm9, zmm1, zmm17, zmm19 … zmm31
@@ -15,21 +16,33 @@
 // (row r: r/m = Z2+r, destination Z16+2r or Z17+2r; the ymm forms differ
 // from the zmm ones in EVEX.L'L, byte 4: 0x48 → 0x28, as
 // "62 e2 76 28 52 ca" = vdpbf16ps ymm2, ymm1, ymm17).
-#define DPBF16_LO \
-	BYTE $0x62; BYTE $0xe2; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xc2; \
+#define DPBF16_LO1 \
+	BYTE $0x62; BYTE $0xe2; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xc2
+
+#define DPBF16_LO4 \
+	DPBF16_LO1; \
 	BYTE $0x62; BYTE $0xe2; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xd3; \
 	BYTE $0x62; BYTE $0xe2; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xe4; \
-	BYTE $0x62; BYTE $0xe2; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xf5; \
+	BYTE $0x62; BYTE $0xe2; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xf5
+
+#define DPBF16_LO \
+	DPBF16_LO4; \
 	BYTE $0x62; BYTE $0x62; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xc6; \
 	BYTE $0x62; BYTE $0x62; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xd7; \
 	BYTE $0x62; BYTE $0x42; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xe0; \
 	BYTE $0x62; BYTE $0x42; BYTE $0x7e; BYTE $0x48; BYTE $0x52; BYTE $0xf1
 
-#define DPBF16_HI \
-	BYTE $0x62; BYTE $0xe2; BYTE $0x76; BYTE $0x48; BYTE $0x52; BYTE $0xca; \
+#define DPBF16_HI1 \
+	BYTE $0x62; BYTE $0xe2; BYTE $0x76; BYTE $0x48; BYTE $0x52; BYTE $0xca
+
+#define DPBF16_HI4 \
+	DPBF16_HI1; \
 	BYTE $0x62; BYTE $0xe2; BYTE $0x76; BYTE $0x48; BYTE $0x52; BYTE $0xdb; \
 	BYTE $0x62; BYTE $0xe2; BYTE $0x76; BYTE $0x48; BYTE $0x52; BYTE $0xec; \
-	BYTE $0x62; BYTE $0xe2; BYTE $0x76; BYTE $0x48; BYTE $0x52; BYTE $0xfd; \
+	BYTE $0x62; BYTE $0xe2; BYTE $0x76; BYTE $0x48; BYTE $0x52; BYTE $0xfd
+
+#define DPBF16_HI \
+	DPBF16_HI4; \
 	BYTE $0x62; BYTE $0x62; BYTE $0x76; BYTE $0x48; BYTE $0x52; BYTE $0xce; \
 	BYTE $0x62; BYTE $0x62; BYTE $0x76; BYTE $0x48; BYTE $0x52; BYTE $0xdf; \
 	BYTE $0x62; BYTE $0x42; BYTE $0x76; BYTE $0x48; BYTE $0x52; BYTE $0xe8; \
@@ -54,6 +67,23 @@
 	DPBF16_LO; \
 	DPBF16_HI; \
 	TILE_ADVANCE
+
+// DPBF16_STEP4 and DPBF16_STEP1 are DPBF16_STEP for rows 0–3 and row 0.
+#define DPBF16_STEP4 \
+	VMOVUPS (DI), Z0; \
+	VMOVUPS 64(DI), Z1; \
+	TILE_BROADCAST_A4(VPBROADCASTD); \
+	DPBF16_LO4; \
+	DPBF16_HI4; \
+	TILE_ADVANCE4
+
+#define DPBF16_STEP1 \
+	VMOVUPS (DI), Z0; \
+	VMOVUPS 64(DI), Z1; \
+	TILE_BROADCAST_A1(VPBROADCASTD); \
+	DPBF16_LO1; \
+	DPBF16_HI1; \
+	TILE_ADVANCE1
 
 // DPBF16_STEP_24 and DPBF16_STEP_16 are DPBF16_STEP for tiles of at most
 // 24 and 16 columns, as FMA_STEP_24 and FMA_STEP_16.
@@ -101,6 +131,18 @@ TEXT ·dpbf16x8x24c(SB), NOSPLIT, $0-64
 // dpbf16x8x32c for a last sliver of 1–16 columns (fma8x16c).
 TEXT ·dpbf16x8x16c(SB), NOSPLIT, $0-64
 	TILE_KERNEL_C(DPBF16_STEP_16)
+
+// func dpbf16x4x32c(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr, cols int)
+//
+// dpbf16x8x32c for the first 4 rows only, as fma4x32c.
+TEXT ·dpbf16x4x32c(SB), NOSPLIT, $0-64
+	TILE_KERNEL_C_ROWS(DPBF16_STEP4, TILE_ROWS4)
+
+// func dpbf16x1x32c(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr, cols int)
+//
+// dpbf16x8x32c for the first row only, as fma1x32c.
+TEXT ·dpbf16x1x32c(SB), NOSPLIT, $0-64
+	TILE_KERNEL_C_ROWS(DPBF16_STEP1, TILE_ROWS1)
 
 // func cvtPairs(dst *uint32, src *float32, n int)
 //

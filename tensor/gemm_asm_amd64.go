@@ -27,6 +27,15 @@ func fma8x24c(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer
 //go:noescape
 func fma8x16c(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr, cols int)
 
+// fma4x32c and fma1x32c are fma8x32c for a short last panel's rows: 4
+// and 1 (shortPanels).
+//
+//go:noescape
+func fma4x32c(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr, cols int)
+
+//go:noescape
+func fma1x32c(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr, cols int)
+
 //go:noescape
 func fma8x32(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, out *[256]float32)
 
@@ -58,6 +67,13 @@ var tileMaskedStores = true
 // dpbf16x8x16c, dpbf16x8x24c; false: the 32-column ones), a variable so
 // benchmarks can compare both.
 var narrowTails = true
+
+// shortPanels runs a last panel of 1–6 rows (m = 201 leaves 1, 180 and
+// 540 leave 4) as 4-row and 1-row tiles stored straight into C (fma4x32c,
+// fma1x32c and the bf16 pair; false: the 8-row kernel into out and
+// storeTile32, computing padding rows), a variable so benchmarks can
+// compare both. Seven rows keep the 8-row kernel: 4+1+1+1 would cost more.
+var shortPanels = true
 
 var asmBufs = make(bufPool[float32], 32)
 
@@ -277,10 +293,11 @@ const (
 // across a packed op(B) block of nb columns: slivers of steps×32 4-byte
 // elements from b (the caller checks they are there), A's panel at a
 // (astep and arow as the kernels take them). Whole 8-row tiles with
-// alpha = 1 and beta ∈ {0, 1} go straight into C; the rest through out
-// and storeTile32.
+// alpha = 1 and beta ∈ {0, 1} go straight into C, as do short panels cut
+// into 4-row and 1-row tiles (shortPanels); the rest through out and
+// storeTile32.
 func (t tileKernel) panel(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c []float32, ldc, rows, nb int, alpha, beta float32, out *[256]float32) {
-	direct := rows == asmMR && alpha == 1 && (beta == 0 || beta == 1)
+	direct := alpha == 1 && (beta == 0 || beta == 1) && (rows == asmMR || shortPanels && rows < asmMR-1)
 	ldcb := uintptr(ldc) * 4
 	if beta == 1 {
 		ldcb |= 1 << 63
@@ -290,21 +307,27 @@ func (t tileKernel) panel(steps int, a unsafe.Pointer, astep, arow uintptr, b un
 		b := unsafe.Add(b, s*steps*asmNR*4)
 		if direct && (tileMaskedStores || cols == asmNR) {
 			cRow := c[js:]
-			_ = cRow[(asmMR-1)*ldc+cols-1] // bounds: the whole tile
-			narrow := narrowTails && cols <= 24
-			switch {
-			case t == tileFMA && narrow && cols <= 16:
-				fma8x16c(steps, a, astep, arow, b, unsafe.Pointer(&cRow[0]), ldcb, cols)
-			case t == tileFMA && narrow:
-				fma8x24c(steps, a, astep, arow, b, unsafe.Pointer(&cRow[0]), ldcb, cols)
-			case t == tileFMA:
-				fma8x32c(steps, a, astep, arow, b, unsafe.Pointer(&cRow[0]), ldcb, cols)
-			case narrow && cols <= 16:
-				dpbf16x8x16c(steps, a, astep, arow, b, unsafe.Pointer(&cRow[0]), ldcb, cols)
-			case narrow:
-				dpbf16x8x24c(steps, a, astep, arow, b, unsafe.Pointer(&cRow[0]), ldcb, cols)
-			default:
-				dpbf16x8x32c(steps, a, astep, arow, b, unsafe.Pointer(&cRow[0]), ldcb, cols)
+			_ = cRow[(rows-1)*ldc+cols-1] // bounds: the whole tile
+			if rows == asmMR {
+				t.tile8(steps, a, astep, arow, b, unsafe.Pointer(&cRow[0]), ldcb, cols)
+				continue
+			}
+			for r := 0; r < rows; {
+				ar, cr := unsafe.Add(a, uintptr(r)*arow), unsafe.Pointer(&cRow[r*ldc])
+				switch {
+				case rows-r >= 4 && t == tileFMA:
+					fma4x32c(steps, ar, astep, arow, b, cr, ldcb, cols)
+					r += 4
+				case rows-r >= 4:
+					dpbf16x4x32c(steps, ar, astep, arow, b, cr, ldcb, cols)
+					r += 4
+				case t == tileFMA:
+					fma1x32c(steps, ar, astep, arow, b, cr, ldcb, cols)
+					r++
+				default:
+					dpbf16x1x32c(steps, ar, astep, arow, b, cr, ldcb, cols)
+					r++
+				}
 			}
 			continue
 		}
@@ -314,6 +337,27 @@ func (t tileKernel) panel(steps int, a unsafe.Pointer, astep, arow uintptr, b un
 			dpbf16x8x32(steps, a, astep, arow, b, out)
 		}
 		storeTile32(c[js:], ldc, rows, cols, alpha, beta, out)
+	}
+}
+
+// tile8 is one whole 8-row tile into C (c, ldcb and cols as the …c
+// kernels take them), on the narrow kernel for a last sliver of at most
+// 16 or 24 columns (narrowTails).
+func (t tileKernel) tile8(steps int, a unsafe.Pointer, astep, arow uintptr, b, c unsafe.Pointer, ldcb uintptr, cols int) {
+	narrow := narrowTails && cols <= 24
+	switch {
+	case t == tileFMA && narrow && cols <= 16:
+		fma8x16c(steps, a, astep, arow, b, c, ldcb, cols)
+	case t == tileFMA && narrow:
+		fma8x24c(steps, a, astep, arow, b, c, ldcb, cols)
+	case t == tileFMA:
+		fma8x32c(steps, a, astep, arow, b, c, ldcb, cols)
+	case narrow && cols <= 16:
+		dpbf16x8x16c(steps, a, astep, arow, b, c, ldcb, cols)
+	case narrow:
+		dpbf16x8x24c(steps, a, astep, arow, b, c, ldcb, cols)
+	default:
+		dpbf16x8x32c(steps, a, astep, arow, b, c, ldcb, cols)
 	}
 }
 

@@ -5,22 +5,35 @@
 
 // FMA_LO: columns 0–15 of rows 0–7 (B in Z0, A broadcasts in Z2–Z9);
 // FMA_HI: columns 16–31 (B in Z1); FMA_HI_Y: columns 16–23, on the ymm
-// halves (B in Y1), whose upper lanes stay zero.
-#define FMA_LO \
-	VFMADD231PS Z2, Z0, Z16; \
+// halves (B in Y1), whose upper lanes stay zero. FMA_LO4/FMA_HI4 and
+// FMA_LO1/FMA_HI1 are the same for rows 0–3 and row 0.
+#define FMA_LO1 \
+	VFMADD231PS Z2, Z0, Z16
+
+#define FMA_LO4 \
+	FMA_LO1; \
 	VFMADD231PS Z3, Z0, Z18; \
 	VFMADD231PS Z4, Z0, Z20; \
-	VFMADD231PS Z5, Z0, Z22; \
+	VFMADD231PS Z5, Z0, Z22
+
+#define FMA_LO \
+	FMA_LO4; \
 	VFMADD231PS Z6, Z0, Z24; \
 	VFMADD231PS Z7, Z0, Z26; \
 	VFMADD231PS Z8, Z0, Z28; \
 	VFMADD231PS Z9, Z0, Z30
 
-#define FMA_HI \
-	VFMADD231PS Z2, Z1, Z17; \
+#define FMA_HI1 \
+	VFMADD231PS Z2, Z1, Z17
+
+#define FMA_HI4 \
+	FMA_HI1; \
 	VFMADD231PS Z3, Z1, Z19; \
 	VFMADD231PS Z4, Z1, Z21; \
-	VFMADD231PS Z5, Z1, Z23; \
+	VFMADD231PS Z5, Z1, Z23
+
+#define FMA_HI \
+	FMA_HI4; \
 	VFMADD231PS Z6, Z1, Z25; \
 	VFMADD231PS Z7, Z1, Z27; \
 	VFMADD231PS Z8, Z1, Z29; \
@@ -44,6 +57,23 @@
 	FMA_LO; \
 	FMA_HI; \
 	TILE_ADVANCE
+
+// FMA_STEP4 and FMA_STEP1 are FMA_STEP for rows 0–3 and row 0 alone.
+#define FMA_STEP4 \
+	VMOVUPS (DI), Z0; \
+	VMOVUPS 64(DI), Z1; \
+	TILE_BROADCAST_A4(VBROADCASTSS); \
+	FMA_LO4; \
+	FMA_HI4; \
+	TILE_ADVANCE4
+
+#define FMA_STEP1 \
+	VMOVUPS (DI), Z0; \
+	VMOVUPS 64(DI), Z1; \
+	TILE_BROADCAST_A1(VBROADCASTSS); \
+	FMA_LO1; \
+	FMA_HI1; \
+	TILE_ADVANCE1
 
 // FMA_STEP_24 is FMA_STEP for tiles of at most 24 columns: columns 16–23
 // on ymm halves. On a CPU that splits zmm work into two 256-bit halves
@@ -98,3 +128,19 @@ TEXT ·fma8x24c(SB), NOSPLIT, $0-64
 // leaves 9): half the work, reading 64 of the sliver's 128 bytes a step.
 TEXT ·fma8x16c(SB), NOSPLIT, $0-64
 	TILE_KERNEL_C(FMA_STEP_16)
+
+// func fma4x32c(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr, cols int)
+//
+// fma8x32c for the first 4 rows only: a short last panel (m = 180 and
+// 540 leave 4 rows) costs half an 8-row tile, and A's rows 4–7 are not
+// read, so they need not exist.
+TEXT ·fma4x32c(SB), NOSPLIT, $0-64
+	TILE_KERNEL_C_ROWS(FMA_STEP4, TILE_ROWS4)
+
+// func fma1x32c(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr, cols int)
+//
+// fma8x32c for the first row only (m = 201 leaves 1 row). Its two
+// accumulators wait on the multiply-add latency, so a step costs about a
+// quarter of an 8-row one rather than an eighth.
+TEXT ·fma1x32c(SB), NOSPLIT, $0-64
+	TILE_KERNEL_C_ROWS(FMA_STEP1, TILE_ROWS1)

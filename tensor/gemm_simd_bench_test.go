@@ -110,6 +110,62 @@ func BenchmarkSgemmNarrowTails(b *testing.B) {
 	}
 }
 
+// BenchmarkSgemmShortPanels compares a short last panel run as 4-row and
+// 1-row tiles straight into C (shortPanels) with the 8-row kernel into
+// out and storeTile32, side by side in one run: one panel of 1 and 4
+// rows across 7 slivers from L1 (k = 256 steps, one thread), then the
+// model's products whose m leaves 1 row (attention over 201 tokens: [CLS]
+// and 200) or 4 rows (the weight gradients of 180 and 540 outputs), in
+// fp32 and bf16.
+func BenchmarkSgemmShortPanels(b *testing.B) {
+	if SetBackend("avx512") != nil {
+		b.Skip("no avx512")
+	}
+	defer func() { SetBackend(registry[0].b.Name()); SetPrecision(PrecisionFP32); shortPanels = true }()
+	const k, nb = 256, 7 * asmNR
+	a, bb, c := make([]float32, asmMR*k), make([]float32, nb*k), make([]float32, asmMR*nb)
+	var out [256]float32
+	for _, kern := range []struct {
+		name string
+		t    tileKernel
+		ok   bool
+	}{{"fp32", tileFMA, true}, {"bf16", tileDPBF16, hasBF16}} {
+		if !kern.ok {
+			continue
+		}
+		for _, rows := range []int{1, 4} {
+			for _, short := range []bool{false, true} {
+				b.Run(fmt.Sprintf("panel/%s/rows%d/short=%v", kern.name, rows, short), func(b *testing.B) {
+					shortPanels = short
+					for range b.N {
+						kern.t.panel(k/2, unsafe.Pointer(&a[0]), 4, k*4/2, unsafe.Pointer(&bb[0]), c, nb, rows, nb, 1, 0, &out)
+					}
+				})
+			}
+		}
+	}
+	shapes := []benchShape{
+		{"attnQK_96x201x201x60_NT", false, true, 201, 201, 60, 96},
+		{"attnPV_96x201x60x201_NN", false, false, 201, 60, 201, 96},
+		{"dw_180x180x6432_TN", true, false, 180, 180, 6432, 1},
+		{"dw_540x180x6432_TN", true, false, 540, 180, 6432, 1},
+	}
+	for _, prec := range []string{PrecisionFP32, PrecisionBF16} {
+		if prec == PrecisionBF16 && !BF16Supported() {
+			continue
+		}
+		SetPrecision(prec)
+		for _, sh := range shapes {
+			for _, short := range []bool{false, true, false, true} {
+				b.Run(fmt.Sprintf("%s/%s/short=%v", prec, sh.name, short), func(b *testing.B) {
+					shortPanels = short
+					benchShapeRun(b, sh)
+				})
+			}
+		}
+	}
+}
+
 // BenchmarkTileStores compares partial-column tiles stored into C by the
 // kernel with masks against the round trip through out and storeTile32,
 // both variants side by side: one 8×32 fp32 tile at k = 60 (attention's

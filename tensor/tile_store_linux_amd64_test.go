@@ -9,11 +9,12 @@ import (
 	"unsafe"
 )
 
-// tileStoreKernel runs one of the 8×32 kernels that store into C on
-// small-integer operands (exact in fp32 and bf16): A(r, p) = r+p−3 over k
-// steps, B(p, j) = (p+2j)%5 − 2.
+// tileStoreKernel runs one of the kernels that store a tile of rows×32
+// into C on small-integer operands (exact in fp32 and bf16): A(r, p) =
+// r+p−3 over k steps, B(p, j) = (p+2j)%5 − 2.
 type tileStoreKernel struct {
 	name string
+	rows int
 	ok   bool
 	run  func(k int, c unsafe.Pointer, ldcb uintptr, cols int)
 }
@@ -42,19 +43,29 @@ func tileStoreKernels(k int) []tileStoreKernel {
 			bP[q*bfNR+j] = bfPair(bF[2*q*asmNR+j], bF[(2*q+1)*asmNR+j])
 		}
 	}
+	fp32 := func(kernel func(int, unsafe.Pointer, uintptr, uintptr, unsafe.Pointer, unsafe.Pointer, uintptr, int)) func(int, unsafe.Pointer, uintptr, int) {
+		return func(k int, c unsafe.Pointer, ldcb uintptr, cols int) {
+			kernel(k, unsafe.Pointer(&aF[0]), 4, uintptr(k)*4, unsafe.Pointer(&bF[0]), c, ldcb, cols)
+		}
+	}
+	bf16 := func(kernel func(int, unsafe.Pointer, uintptr, uintptr, unsafe.Pointer, unsafe.Pointer, uintptr, int)) func(int, unsafe.Pointer, uintptr, int) {
+		return func(k int, c unsafe.Pointer, ldcb uintptr, cols int) {
+			kernel(kp, unsafe.Pointer(&aP[0]), 4, uintptr(kp)*4, unsafe.Pointer(&bP[0]), c, ldcb, cols)
+		}
+	}
 	return []tileStoreKernel{
-		{"fp32-fma", hasAVX512, func(k int, c unsafe.Pointer, ldcb uintptr, cols int) {
-			fma8x32c(k, unsafe.Pointer(&aF[0]), 4, uintptr(k)*4, unsafe.Pointer(&bF[0]), c, ldcb, cols)
-		}},
-		{"bf16-vdpbf16ps", hasBF16, func(k int, c unsafe.Pointer, ldcb uintptr, cols int) {
-			dpbf16x8x32c(kp, unsafe.Pointer(&aP[0]), 4, uintptr(kp)*4, unsafe.Pointer(&bP[0]), c, ldcb, cols)
-		}},
+		{"fp32-fma", 8, hasAVX512, fp32(fma8x32c)},
+		{"fp32-fma-4rows", 4, hasAVX512, fp32(fma4x32c)},
+		{"fp32-fma-1row", 1, hasAVX512, fp32(fma1x32c)},
+		{"bf16-vdpbf16ps", 8, hasBF16, bf16(dpbf16x8x32c)},
+		{"bf16-vdpbf16ps-4rows", 4, hasBF16, bf16(dpbf16x4x32c)},
+		{"bf16-vdpbf16ps-1row", 1, hasBF16, bf16(dpbf16x1x32c)},
 	}
 }
 
 // TestTileKernelStoresColumns checks the kernels' stores into C, plain
 // and accumulating, for every column count a tile can have: the first
-// cols columns of each of the 8 rows get exactly the product (or C plus
+// cols columns of each of the kernel's rows get exactly the product (or C plus
 // it), and nothing else of C changes. The last row's columns end at a
 // page whose successor is unmapped, so a masked-off lane that touched
 // memory would fault.
@@ -86,8 +97,9 @@ func TestTileKernelStoresColumns(t *testing.T) {
 		for _, cols := range []int{1, 2, 9, 15, 16, 17, 20, 28, 31, 32} {
 			for _, accum := range []bool{false, true} {
 				t.Run(fmt.Sprintf("%s/cols%d/accum=%v", kern.name, cols, accum), func(t *testing.T) {
-					// C's last valid element is the page's last float.
-					start := len(floats) - (7*ldc + cols)
+					// C's last valid element is the page's last float:
+					// a row past the kernel's would fault.
+					start := len(floats) - ((kern.rows-1)*ldc + cols)
 					c := floats[start:]
 					for i := range c {
 						c[i] = float32(1000 + i)
