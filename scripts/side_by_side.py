@@ -4,7 +4,7 @@
 
     apt-get install -y python3-torch python3-numpy libopenblas0-pthread
     /usr/bin/python3 scripts/side_by_side.py [--rounds 2] [--steps 5] [--out FILE]
-        [--batch 32] [--workloads pretrain,finetune,infer]
+        [--batch 32] [--workloads pretrain,finetune,infer] [--isa avx2]
 
 Each round runs the anchor (pre-training step, fine-tuning step, inference:
 RoMAE-tiny, batch 32, 200 tokens, 2-D positions, continuous RoPE) and then
@@ -64,6 +64,10 @@ def main():
     ap.add_argument("--precision", default="fp32,bf16")
     ap.add_argument("--batch", type=int, default=32, help="samples per step for both (1: a service's latency)")
     ap.add_argument("--workloads", default="pretrain,finetune,infer")
+    ap.add_argument("--isa", choices=["native", "avx2"], default="native",
+                    help="avx2: both sides restricted to AVX2+FMA on an AVX-512 machine, a stand-in for "
+                         "CPUs without AVX-512 (romae: GODEBUG=cpu.avx512f=off; PyTorch: ATEN_CPU_CAPABILITY=avx2, "
+                         "OPENBLAS_CORETYPE=Haswell, DNNL_MAX_CPU_ISA=AVX2)")
     ap.add_argument("--romae", default="", help="romae binary (default: build one into a temporary file)")
     ap.add_argument("--out", default="", help="append the raw JSON lines here")
     ap.add_argument("--anchor-only", action="store_true", help=argparse.SUPPRESS)
@@ -83,9 +87,12 @@ def main():
         subprocess.run(["go", "build", "-o", romae, "./cmd/romae"], cwd=ROOT, check=True,
                        env=dict(os.environ, GOEXPERIMENT="simd"))
     env = dict(os.environ, THREADS=str(a.threads), GOMAXPROCS=str(a.threads))
+    if a.isa == "avx2":
+        env.update(GODEBUG="cpu.avx512f=off", ATEN_CPU_CAPABILITY="avx2", OPENBLAS_CORETYPE="Haswell",
+                   DNNL_MAX_CPU_ISA="AVX2")
     cpu = cpu_name()
-    print("CPU: %s; %d threads each; batch %d; load average at start %s" % (
-        cpu, a.threads, a.batch, os.getloadavg()[0]), flush=True)
+    print("CPU: %s; instruction set: %s; %d threads each; batch %d; load average at start %s" % (
+        cpu, a.isa, a.threads, a.batch, os.getloadavg()[0]), flush=True)
     rows = []  # (round, workload, precision, anchor, romae)
     out = open(a.out, "a") if a.out else None
     for r in range(a.rounds):

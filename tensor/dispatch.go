@@ -236,7 +236,7 @@ func fp32Kernel(backend string, kc int) KernelInfo {
 	case "avx512":
 		return KernelInfo{PrecisionFP32, backend, "fma8x32 (assembly)", []string{"avx512f"}, kc}
 	case "avx2":
-		return KernelInfo{PrecisionFP32, backend, "fma4x16 (archsimd)", []string{"avx2", "fma"}, 0}
+		return KernelInfo{PrecisionFP32, backend, "fma3x32v (assembly, AVX2)", []string{"avx2", "fma"}, kc}
 	}
 	return KernelInfo{PrecisionFP32, backend, backend, nil, 0}
 }

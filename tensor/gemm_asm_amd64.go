@@ -39,6 +39,19 @@ func fma1x32c(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer
 //go:noescape
 func fma8x32(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, out *[256]float32)
 
+// fma3x32v, fma2x32v and fma1x32v are the AVX2 tiles (tileFMA256): 3, 2
+// and 1 rows × all 32 columns of a sliver, C = tile or C += tile (bit 63
+// of ldcb).
+//
+//go:noescape
+func fma3x32v(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr)
+
+//go:noescape
+func fma2x32v(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr)
+
+//go:noescape
+func fma1x32v(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr)
+
 const (
 	asmMR = 8
 	asmNR = 32
@@ -49,8 +62,9 @@ const (
 // asmKC is the k block from this CPU's caches (kBlocksFor).
 var asmKC int
 
-// simdAsmKernel selects fma8x32 for the avx512 back end (false: the
-// archsimd 4×32 kernel), a variable so benchmarks can compare both.
+// simdAsmKernel selects the assembly driver for the avx512 back end
+// (fma8x32 …) and the avx2 one (fma3x32v …); false: the archsimd 4×32 and
+// 4×16 kernels. A variable so benchmarks can compare both.
 var simdAsmKernel = true
 
 // asmDirectAT makes asmCompute read op(A) = Aᵀ in place (false: packed
@@ -82,11 +96,11 @@ var asmBufs = make(bufPool[float32], 32)
 // than all of op(B) first keeps the packed block in L2 for the compute
 // that follows; for the weight gradients (k = batch × tokens) op(B) is
 // megabytes and, packed whole, came back from memory.
-func serialAsm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+func serialAsm(t tileKernel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	bp := asmBufs.get(asmPackedLen(n, min(k, asmKC)))
 	forKBlocks(transA, transB, k, asmKC, lda, ldb, beta, func(kb, aOff, bOff int, bet float32) {
 		asmPackB(transB, b[bOff:], ldb, n, kb, *bp)
-		asmCompute(transA, m, n, kb, alpha, a[aOff:], lda, *bp, bet, c, ldc)
+		asmCompute(t, transA, m, n, kb, alpha, a[aOff:], lda, *bp, bet, c, ldc)
 	})
 	asmBufs.put(bp)
 }
@@ -113,34 +127,46 @@ func forKBlocks(transA, transB bool, k, kc, lda, ldb int, beta float32, block fu
 
 // asmParallelM is the M-split product with op(B) packed once and shared:
 // the chunks only differ in their rows of A and C.
-func asmParallelM(w int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+func asmParallelM(t tileKernel, w int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	bp := asmBufs.get(asmPackedLen(n, k))
 	asmPackBParallel(transB, b, ldb, n, k, *bp)
-	asmComputeM(w, transA, m, n, k, alpha, a, lda, *bp, beta, c, ldc)
+	asmComputeM(t, w, transA, m, n, k, alpha, a, lda, *bp, beta, c, ldc)
 	asmBufs.put(bp)
 }
 
 // asmComputeM is asmCompute split over w workers in row chunks of whole
 // 8-row panels (rowChunks), all reading the same packed op(B).
-func asmComputeM(w int, transA bool, m, n, k int, alpha float32, a []float32, lda int, bp []float32, beta float32, c []float32, ldc int) {
+func asmComputeM(t tileKernel, w int, transA bool, m, n, k int, alpha float32, a []float32, lda int, bp []float32, beta float32, c []float32, ldc int) {
 	rowChunks(w, m, asmMR, func(i0, i1 int) {
 		aOff := i0 * lda
 		if transA {
 			aOff = i0
 		}
-		asmCompute(transA, i1-i0, n, k, alpha, a[aOff:], lda, bp, beta, c[i0*ldc:], ldc)
+		asmCompute(t, transA, i1-i0, n, k, alpha, a[aOff:], lda, bp, beta, c[i0*ldc:], ldc)
 	})
 }
 
-// asmActive says whether float32 products run on fma8x32 now: the avx512
-// back end with the assembly kernel, and no bf16 kernel in use.
+// asmTile is the fp32 tile float32 products run on now; ok false when
+// they do not run on the assembly driver (it needs the avx512 or avx2 back
+// end with simdAsmKernel, and no bf16 kernel in use).
+func asmTile() (t tileKernel, ok bool) {
+	s, ok := f32Backend().(*simdBackend)
+	if !ok || !simdAsmKernel || bf16KernelNow() != bf16OnFP32 {
+		return 0, false
+	}
+	return s.tile, true
+}
+
+// asmActive says whether float32 products run on the assembly driver now.
 func asmActive() bool {
-	return f32Backend() == Backend(avx512Backend) && simdAsmKernel && bf16KernelNow() == bf16OnFP32
+	_, ok := asmTile()
+	return ok
 }
 
 // packWeight32 is PackWeight's float32 layout: op(B) = Wᵀ as asmPackB
 // lays it out (in dst's memory when it is large enough), or nil when
-// products do not run on fma8x32.
+// products do not run on the assembly driver. Both of its tile kinds read
+// the same layout.
 func packWeight32(dst, w []float32, n, k int) []float32 {
 	if !asmActive() {
 		return nil
@@ -151,13 +177,14 @@ func packWeight32(dst, w []float32, n, k int) []float32 {
 }
 
 // gemmPacked32 is GemmPacked on the packed layout: Sgemm's M split
-// without the pack. False when products do not run on fma8x32 now (the
-// back end or precision changed after packing).
+// without the pack. False when products do not run on the assembly driver
+// now (the back end or precision changed after packing).
 func gemmPacked32(m, n, k int, alpha float32, a []float32, lda int, bp []float32, beta float32, c []float32, ldc int) bool {
-	if !asmActive() {
+	t, ok := asmTile()
+	if !ok {
 		return false
 	}
-	asmComputeM(packedWorkers(m, n, k), false, m, n, k, alpha, a, lda, bp, beta, c, ldc)
+	asmComputeM(t, packedWorkers(m, n, k), false, m, n, k, alpha, a, lda, bp, beta, c, ldc)
 	return true
 }
 
@@ -222,8 +249,9 @@ func sliverAt(u, n, k, kc, nc, nr int) sliver {
 	return sliver{jc: jc, sl: sl, pc: pc, kb: min(kc, k-pc), js: js, w: min(nr, nb-js)}
 }
 
-// asmCompute is C = alpha·op(A)·B + beta·C with B packed by asmPackB.
-func asmCompute(transA bool, m, n, k int, alpha float32, a []float32, lda int, bpk []float32, beta float32, c []float32, ldc int) {
+// asmCompute is C = alpha·op(A)·B + beta·C with B packed by asmPackB, on
+// fp32 tiles t (tileFMA or tileFMA256).
+func asmCompute(t tileKernel, transA bool, m, n, k int, alpha float32, a []float32, lda int, bpk []float32, beta float32, c []float32, ldc int) {
 	abp := asmBufs.get(asmMC * asmKC)
 	abuf := *abp
 	var out [256]float32
@@ -271,7 +299,7 @@ func asmCompute(transA bool, m, n, k int, alpha float32, a []float32, lda int, b
 						}
 						ap, astep, arow = unsafe.Pointer(&e[0]), 4, uintptr(kb)*4
 					}
-					tileFMA.panel(kb, ap, astep, arow, unsafe.Pointer(&bbuf[0]), c[i*ldc+jc:], ldc, rows, nb, alpha, bet, &out)
+					t.panel(kb, ap, astep, arow, unsafe.Pointer(&bbuf[0]), c[i*ldc+jc:], ldc, rows, nb, alpha, bet, &out)
 				}
 			}
 		}
@@ -287,6 +315,7 @@ type tileKernel uint8
 const (
 	tileFMA    tileKernel = iota // fma8x32c / fma8x32 (fp32)
 	tileDPBF16                   // dpbf16x8x32c / dpbf16x8x32 (bf16 pairs)
+	tileFMA256                   // fma3x32v / fma2x32v / fma1x32v (fp32, AVX2)
 )
 
 // panel computes one panel of C, its first rows (≤ 8) starting at c[0],
@@ -297,6 +326,10 @@ const (
 // into 4-row and 1-row tiles (shortPanels); the rest through out and
 // storeTile32.
 func (t tileKernel) panel(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c []float32, ldc, rows, nb int, alpha, beta float32, out *[256]float32) {
+	if t == tileFMA256 {
+		panel256(steps, a, astep, arow, b, c, ldc, rows, nb, alpha, beta, out)
+		return
+	}
 	direct := alpha == 1 && (beta == 0 || beta == 1) && (rows == asmMR || shortPanels && rows < asmMR-1)
 	ldcb := uintptr(ldc) * 4
 	if beta == 1 {
@@ -337,6 +370,48 @@ func (t tileKernel) panel(steps int, a unsafe.Pointer, astep, arow uintptr, b un
 			dpbf16x8x32(steps, a, astep, arow, b, out)
 		}
 		storeTile32(c[js:], ldc, rows, cols, alpha, beta, out)
+	}
+}
+
+// panel256 is panel on the AVX2 tiles: each sliver's rows as tiles of 3,
+// 3 and 2 rows (fewer for a short panel), whole 32-column tiles with alpha
+// = 1 and beta ∈ {0, 1} straight into C, the rest into out and then
+// storeTile32.
+func panel256(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c []float32, ldc, rows, nb int, alpha, beta float32, out *[256]float32) {
+	direct := alpha == 1 && (beta == 0 || beta == 1)
+	ldcbC := uintptr(ldc) * 4
+	if beta == 1 {
+		ldcbC |= 1 << 63
+	}
+	for s, js := 0, 0; js < nb; s, js = s+1, js+asmNR {
+		cols := min(asmNR, nb-js)
+		b := unsafe.Add(b, s*steps*asmNR*4)
+		toC := direct && cols == asmNR
+		var dst []float32
+		ldd, ldcb := asmNR, uintptr(asmNR*4)
+		if toC {
+			dst, ldd, ldcb = c[js:], ldc, ldcbC
+			_ = dst[(rows-1)*ldc+asmNR-1] // bounds: the whole tile
+		} else {
+			dst = out[:]
+		}
+		for r := 0; r < rows; {
+			ar, cr := unsafe.Add(a, uintptr(r)*arow), unsafe.Pointer(&dst[r*ldd])
+			switch rows - r {
+			case 1:
+				fma1x32v(steps, ar, astep, arow, b, cr, ldcb)
+				r++
+			case 2:
+				fma2x32v(steps, ar, astep, arow, b, cr, ldcb)
+				r += 2
+			default:
+				fma3x32v(steps, ar, astep, arow, b, cr, ldcb)
+				r += 3
+			}
+		}
+		if !toC {
+			storeTile32(c[js:], ldc, rows, cols, alpha, beta, out)
+		}
 	}
 }
 
@@ -421,6 +496,10 @@ func storeTile32(c []float32, ldc, rows, cols int, alpha, beta float32, out *[25
 	// the loop (flags are rematerialised, not kept). alpha == 1 and
 	// beta == ±0 have exactly these encodings.
 	scale, accum := math.Float32bits(alpha) != 0x3F800000, math.Float32bits(beta)&0x7FFFFFFF != 0
+	if !hasAVX512 {
+		storeTile32AVX2(c, ldc, rows, cols, alpha, beta, scale, accum, out)
+		return
+	}
 	va, vb := archsimd.BroadcastFloat32x16(alpha), archsimd.BroadcastFloat32x16(beta)
 	for r := range rows {
 		row := c[r*ldc : r*ldc+cols]
@@ -450,6 +529,28 @@ func storeTile32(c []float32, ldc, rows, cols int, alpha, beta float32, out *[25
 				v = loadPart(row[j:e]).MulAdd(vb, v)
 			}
 			storePart(v, row[j:e])
+		}
+	}
+	archsimd.ClearAVXUpperBits()
+}
+
+// storeTile32AVX2 is storeTile32 in 8-wide vectors, for the AVX2 tiles
+// (tileFMA256) on CPUs without AVX-512.
+func storeTile32AVX2(c []float32, ldc, rows, cols int, alpha, beta float32, scale, accum bool, out *[256]float32) {
+	va, vb := archsimd.BroadcastFloat32x8(alpha), archsimd.BroadcastFloat32x8(beta)
+	for r := range rows {
+		row := c[r*ldc : r*ldc+cols]
+		t := out[r*asmNR : r*asmNR+cols]
+		for j := 0; j < cols; j += 8 {
+			e := min(j+8, cols)
+			v := archsimd.LoadFloat32x8SlicePart(t[j:e])
+			if scale {
+				v = v.Mul(va)
+			}
+			if accum {
+				v = archsimd.LoadFloat32x8SlicePart(row[j:e]).MulAdd(vb, v)
+			}
+			v.StoreSlicePart(row[j:e])
 		}
 	}
 	archsimd.ClearAVXUpperBits()

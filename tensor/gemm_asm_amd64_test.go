@@ -92,7 +92,7 @@ func TestAsmPackBParallel(t *testing.T) {
 					a[i] = float32(i%5 - 2)
 				}
 				c := make([]float32, m*tc.n)
-				asmCompute(false, m, tc.n, tc.k, 1, a, tc.k, got, 0, c, tc.n)
+				asmCompute(tileFMA, false, m, tc.n, tc.k, 1, a, tc.k, got, 0, c, tc.n)
 				for i := range m {
 					for j := range tc.n {
 						var sum, mag float64
@@ -117,28 +117,23 @@ func TestAsmPackBParallel(t *testing.T) {
 
 // TestPackWeightUsesKernelLayout: PackWeight really packs for the kernel
 // the products run on (TestGemmPacked would pass on the fallback alone):
-// fp32 order on the avx512 back end, bf16 pairs for VDPBF16PS and for AMX
-// (padded to 16 pairs), the fp32 order again where bf16 products run on the
-// fp32 kernel; under another back end it keeps no packed copy.
+// fp32 order on the assembly driver's back ends (avx512, avx2: one layout
+// for both tile kinds), bf16 pairs for VDPBF16PS and for AMX (padded to 16
+// pairs), the fp32 order again where bf16 products run on the fp32 kernel;
+// under another back end it keeps no packed copy.
 func TestPackWeightUsesKernelLayout(t *testing.T) {
-	if !hasAVX512 {
-		t.Skip("the packed layout is the avx512 kernel's; this CPU lacks AVX-512")
-	}
 	prev := BackendName()
 	defer SetBackend(prev)
 	w := make([]float32, 720*180)
-	if err := SetBackend(avx512Backend.Name()); err != nil {
-		t.Fatal(err)
-	}
-	if p := PackWeight(w, 720, 180); len(p.packed) != asmPackedLen(720, 180) {
-		t.Fatalf("avx512: packed %d floats, want %d", len(p.packed), asmPackedLen(720, 180))
-	}
 	for _, be := range Backends() {
-		if be != Backend(avx512Backend) {
-			SetBackend(be.Name())
-			if p := PackWeight(w, 720, 180); p.packed != nil || p.packedBF != nil {
-				t.Fatalf("%s: packed a copy no product reads", be.Name())
+		SetBackend(be.Name())
+		p := PackWeight(w, 720, 180)
+		if _, asm := be.(*simdBackend); asm {
+			if len(p.packed) != asmPackedLen(720, 180) {
+				t.Fatalf("%s: packed %d floats, want %d", be.Name(), len(p.packed), asmPackedLen(720, 180))
 			}
+		} else if p.packed != nil || p.packedBF != nil {
+			t.Fatalf("%s: packed a copy no product reads", be.Name())
 		}
 	}
 	// bf16: rounded pairs in the layout of the kernel the products run on.

@@ -21,7 +21,7 @@ func TestSgemmCPUEfficiency(t *testing.T) {
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	s := &simdBackend{"avx512", 32}
+	s := avx512Backend
 	threadCPU := func() float64 {
 		var ru syscall.Rusage
 		syscall.Getrusage(1 /* RUSAGE_THREAD */, &ru)

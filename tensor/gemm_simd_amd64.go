@@ -56,13 +56,14 @@ func rowChunks(w, m, unit int, fn func(i0, i1 int)) {
 
 type simdBackend struct {
 	name string
-	nr   int // columns per micro-tile
+	nr   int        // columns per archsimd micro-tile (simdAsmKernel false)
+	tile tileKernel // the assembly driver's fp32 tiles
 }
 
 var (
-	avx512Backend = &simdBackend{"avx512", 32}
+	avx512Backend = &simdBackend{"avx512", 32, tileFMA}
 	_             = register(avx512Backend, rankAVX512, archsimd.X86.AVX512())
-	_             = register(&simdBackend{"avx2", 16}, rankAVX2, archsimd.X86.AVX2() && archsimd.X86.FMA())
+	_             = register(&simdBackend{"avx2", 16, tileFMA256}, rankAVX2, archsimd.X86.AVX2() && archsimd.X86.FMA())
 )
 
 func (s *simdBackend) Name() string { return s.name }
@@ -81,20 +82,21 @@ func (s *simdBackend) Sgemm(transA, transB bool, m, n, k int, alpha float32, a [
 		s.splitK(p, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
-	mr := simdMR
-	if s.nr == 32 && simdAsmKernel {
-		mr = asmMR // chunk edges on whole 8-row panels
+	mr, nr := simdMR, s.nr
+	if simdAsmKernel {
+		mr, nr = asmMR, asmNR // chunk edges on whole 8-row panels
 	}
-	mTiles, nTiles := (m+mr-1)/mr, (n+s.nr-1)/s.nr
+	mTiles, nTiles := (m+mr-1)/mr, (n+nr-1)/nr
 	if mTiles >= 2*w || mTiles >= nTiles {
 		bf, onBF16 := bfDriverFor(bf16KernelNow())
 		if mr == asmMR && k*n <= 1<<20 {
-			// On the avx512 kernels (fp32 FMA, VDPBF16PS, AMX) op(B) is
-			// packed once, on all workers, and shared by the row chunks.
+			// On the assembly driver (fp32 FMA on AVX-512 or AVX2,
+			// VDPBF16PS, AMX) op(B) is packed once, on all workers, and
+			// shared by the row chunks.
 			if onBF16 {
 				bfParallelM(bf, w, bfA{f: a, ld: lda, trans: transA}, transB, m, n, k, alpha, b, ldb, beta, c, ldc)
 			} else {
-				asmParallelM(w, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+				asmParallelM(s.tile, w, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 			}
 			return
 		}
@@ -116,7 +118,7 @@ func (s *simdBackend) Sgemm(transA, transB bool, m, n, k int, alpha float32, a [
 		return
 	}
 	parallelChunks(nTiles, min(w, nTiles), w, 0, func(lo, hi int) {
-		j0, j1 := lo*s.nr, min(hi*s.nr, n)
+		j0, j1 := lo*nr, min(hi*nr, n)
 		bOff := j0
 		if transB {
 			bOff = j0 * ldb
@@ -138,8 +140,8 @@ func (s *simdBackend) serial(transA, transB bool, m, n, k int, alpha float32, a 
 	if bf16On.Load() && sgemmBF16(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) {
 		return
 	}
-	if s.nr == 32 && simdAsmKernel {
-		serialAsm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	if simdAsmKernel {
+		serialAsm(s.tile, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
 	bufp := packBufs.get(simdKC*(simdNC+32) + simdMC*simdKC)
@@ -254,6 +256,19 @@ func packB(transB bool, b []float32, ldb, pc, j0, kb, w, nr int, d []float32) {
 				src, dst := b[(pc+p)*ldb+j0:], d[p*nr:]
 				archsimd.LoadFloat32x16Slice(src).StoreSlice(dst)
 				archsimd.LoadFloat32x16Slice(src[16:]).StoreSlice(dst[16:])
+			}
+			archsimd.ClearAVXUpperBits()
+			return
+		}
+		if w == nr && nr == 32 {
+			// The assembly driver's slivers without AVX-512: four 8-wide
+			// moves a row, one bounds check each side.
+			for p := range kb {
+				src, dst := b[(pc+p)*ldb+j0:][:32], d[p*32:][:32]
+				archsimd.LoadFloat32x8Slice(src).StoreSlice(dst)
+				archsimd.LoadFloat32x8Slice(src[8:]).StoreSlice(dst[8:])
+				archsimd.LoadFloat32x8Slice(src[16:]).StoreSlice(dst[16:])
+				archsimd.LoadFloat32x8Slice(src[24:]).StoreSlice(dst[24:])
 			}
 			archsimd.ClearAVXUpperBits()
 			return

@@ -50,6 +50,9 @@ func splat16(v float32) (s [16]float32) {
 
 func siluVec(out, in []float32) int {
 	if !hasAVX512 {
+		if hasAVX2FMA {
+			return siluVec8(out, in)
+		}
 		return 0
 	}
 	var zero archsimd.Float32x16 // not Broadcast(0): that builds 0 with a legacy-SSE XORPS
@@ -66,6 +69,9 @@ func siluVec(out, in []float32) int {
 
 func siluGradVec(dIn, dOut, in []float32) int {
 	if !hasAVX512 {
+		if hasAVX2FMA {
+			return siluGradVec8(dIn, dOut, in)
+		}
 		return 0
 	}
 	var zero archsimd.Float32x16
@@ -115,8 +121,12 @@ var laneTail, laneKeep = func() (t, k [32]float32) {
 func softmaxMax(s []float32, scale float32, bias []float32) float32 {
 	mx := float32(math.Inf(-1))
 	if !hasAVX512 {
-		for j, v := range s {
-			v *= scale
+		j := 0
+		if hasAVX2FMA {
+			mx, j = softmaxMax8(s, scale, bias)
+		}
+		for ; j < len(s); j++ {
+			v := s[j] * scale
 			if bias != nil {
 				v += bias[j]
 			}
@@ -147,8 +157,12 @@ func softmaxMax(s []float32, scale float32, bias []float32) float32 {
 func softmaxExp(s []float32, scale, mx float32, bias, keep []float32) float32 {
 	if !hasAVX512 {
 		var sum float32
-		for j, v := range s {
-			v = v*scale - mx
+		j := 0
+		if hasAVX2FMA {
+			sum, j = softmaxExp8(s, scale, mx, keep)
+		}
+		for ; j < len(s); j++ {
+			v := s[j]*scale - mx
 			if keep != nil && keep[j] == 0 {
 				s[j] = 0
 				continue
@@ -188,6 +202,9 @@ func softmaxExp(s []float32, scale, mx float32, bias, keep []float32) float32 {
 
 func expVec(out, in []float32) int {
 	if !hasAVX512 {
+		if hasAVX2FMA {
+			return expVec8(out, in)
+		}
 		return 0
 	}
 	i := 0
