@@ -90,7 +90,11 @@ func siluGradVec(dIn, dOut, in []float32) int {
 
 func scaleVec(x []float32, a float32) {
 	if !hasAVX512 {
-		scaleTail(x, a)
+		if hasAVX2FMA {
+			scaleVec8(x, a)
+		} else {
+			scaleTail(x, a)
+		}
 		return
 	}
 	va := archsimd.BroadcastFloat32x16(a)
@@ -242,7 +246,13 @@ func hmax(v archsimd.Float32x16) float32 {
 }
 
 func sumSqVec(x []float32) (float32, int) {
-	if !hasAVX512 || len(x) < 16 {
+	if !hasAVX512 {
+		if hasAVX2FMA {
+			return sumSqVec8(x)
+		}
+		return 0, 0
+	}
+	if len(x) < 16 {
 		return 0, 0
 	}
 	var acc archsimd.Float32x16
@@ -255,7 +265,13 @@ func sumSqVec(x []float32) (float32, int) {
 }
 
 func dot3Vec(a, b, c []float32) (float32, int) {
-	if !hasAVX512 || len(a) < 16 {
+	if !hasAVX512 {
+		if hasAVX2FMA {
+			return dot3Vec8(a, b, c)
+		}
+		return 0, 0
+	}
+	if len(a) < 16 {
 		return 0, 0
 	}
 	var acc archsimd.Float32x16
@@ -267,7 +283,13 @@ func dot3Vec(a, b, c []float32) (float32, int) {
 }
 
 func dotVec(a, b []float32) (float32, int) {
-	if !hasAVX512 || len(a) < 16 {
+	if !hasAVX512 {
+		if hasAVX2FMA {
+			return dotVec8(a, b)
+		}
+		return 0, 0
+	}
+	if len(a) < 16 {
 		return 0, 0
 	}
 	var acc archsimd.Float32x16
@@ -283,6 +305,9 @@ func dotVec(a, b []float32) (float32, int) {
 
 func scaleMulVec(y, x, g []float32, s float32) int {
 	if !hasAVX512 {
+		if hasAVX2FMA {
+			return scaleMulVec8(y, x, g, s)
+		}
 		return 0
 	}
 	vs, i := bc(s), 0
@@ -297,6 +322,9 @@ func scaleMulVec(y, x, g []float32, s float32) int {
 // and stores: RoPE axes rotate ~11 pairs); sign −1 rotates backwards.
 func rotateVec(y1, y2, x1, x2, c, s []float32, sign float32) int {
 	if !hasAVX512 {
+		if hasAVX2FMA {
+			return rotateVec8(y1, y2, x1, x2, c, s, sign)
+		}
 		return 0
 	}
 	n, vsg := len(c), bc(sign)
@@ -313,6 +341,9 @@ func rotateVec(y1, y2, x1, x2, c, s []float32, sign float32) int {
 
 func addScaledVec(out, x, y []float32, s float32) int {
 	if !hasAVX512 {
+		if hasAVX2FMA {
+			return addScaledVec8(out, x, y, s)
+		}
 		return 0
 	}
 	vs, i := bc(s), 0
@@ -325,6 +356,9 @@ func addScaledVec(out, x, y []float32, s float32) int {
 
 func rmsGradVec(dx, dy, g, x []float32, s, c float32, accum bool) int {
 	if !hasAVX512 {
+		if hasAVX2FMA {
+			return rmsGradVec8(dx, dy, g, x, s, c, accum)
+		}
 		return 0
 	}
 	vs, vnc, i := bc(s), bc(-c), 0
@@ -341,6 +375,9 @@ func rmsGradVec(dx, dy, g, x []float32, s, c float32, accum bool) int {
 
 func mulAccVec(acc, a, b []float32, s float32) int {
 	if !hasAVX512 {
+		if hasAVX2FMA {
+			return mulAccVec8(acc, a, b, s)
+		}
 		return 0
 	}
 	vs, i := bc(s), 0
@@ -353,6 +390,9 @@ func mulAccVec(acc, a, b []float32, s float32) int {
 
 func softmaxGradVec(ds, p []float32, dot, scale float32) int {
 	if !hasAVX512 {
+		if hasAVX2FMA {
+			return softmaxGradVec8(ds, p, dot, scale)
+		}
 		return 0
 	}
 	vd, vs, i := bc(dot), bc(scale), 0

@@ -143,3 +143,111 @@ func hmax8(v archsimd.Float32x8) float32 {
 	archsimd.ClearAVXUpperBits()
 	return r
 }
+
+// The row primitives in 8 lanes: each but scaleVec8 returns how many
+// leading elements it covered (a multiple of 8) and leaves the rest to the
+// caller's scalar loop, after clearing the upper halves.
+
+func lds8(s []float32) archsimd.Float32x8 { return archsimd.LoadFloat32x8Slice(s) }
+func bcs8(v float32) archsimd.Float32x8   { return archsimd.BroadcastFloat32x8(v) }
+
+// scaleVec8 is scaleVec whole: its tail through masked loads and stores.
+func scaleVec8(x []float32, a float32) {
+	va, i := bcs8(a), 0
+	for ; i+8 <= len(x); i += 8 {
+		lds8(x[i:]).Mul(va).StoreSlice(x[i:])
+	}
+	if i < len(x) {
+		archsimd.LoadFloat32x8SlicePart(x[i:]).Mul(va).StoreSlicePart(x[i:])
+	}
+	archsimd.ClearAVXUpperBits()
+}
+
+func sumSqVec8(x []float32) (float32, int) {
+	var acc archsimd.Float32x8
+	i := 0
+	for ; i+8 <= len(x); i += 8 {
+		v := lds8(x[i:])
+		acc = v.MulAdd(v, acc)
+	}
+	return hsum8(acc), i
+}
+
+func dot3Vec8(a, b, c []float32) (float32, int) {
+	var acc archsimd.Float32x8
+	i := 0
+	for ; i+8 <= len(a); i += 8 {
+		acc = lds8(a[i:]).Mul(lds8(b[i:])).MulAdd(lds8(c[i:]), acc)
+	}
+	return hsum8(acc), i
+}
+
+func dotVec8(a, b []float32) (float32, int) {
+	var acc archsimd.Float32x8
+	i := 0
+	for ; i+8 <= len(a); i += 8 {
+		acc = lds8(a[i:]).MulAdd(lds8(b[i:]), acc)
+	}
+	return hsum8(acc), i
+}
+
+func scaleMulVec8(y, x, g []float32, s float32) int {
+	vs, i := bcs8(s), 0
+	for ; i+8 <= len(y); i += 8 {
+		lds8(x[i:]).Mul(vs).Mul(lds8(g[i:])).StoreSlice(y[i:])
+	}
+	archsimd.ClearAVXUpperBits()
+	return i
+}
+
+func rotateVec8(y1, y2, x1, x2, c, s []float32, sign float32) int {
+	vsg, i := bcs8(sign), 0
+	for ; i+8 <= len(c); i += 8 {
+		a, b := lds8(x1[i:]), lds8(x2[i:])
+		vc, vs := lds8(c[i:]), lds8(s[i:]).Mul(vsg)
+		a.Mul(vc).Sub(b.Mul(vs)).StoreSlice(y1[i:])
+		a.MulAdd(vs, b.Mul(vc)).StoreSlice(y2[i:])
+	}
+	archsimd.ClearAVXUpperBits()
+	return i
+}
+
+func addScaledVec8(out, x, y []float32, s float32) int {
+	vs, i := bcs8(s), 0
+	for ; i+8 <= len(out); i += 8 {
+		lds8(y[i:]).MulAdd(vs, lds8(x[i:])).StoreSlice(out[i:])
+	}
+	archsimd.ClearAVXUpperBits()
+	return i
+}
+
+func rmsGradVec8(dx, dy, g, x []float32, s, c float32, accum bool) int {
+	vs, vnc, i := bcs8(s), bcs8(-c), 0
+	for ; i+8 <= len(dx); i += 8 {
+		v := lds8(x[i:]).MulAdd(vnc, lds8(dy[i:]).Mul(lds8(g[i:]))).Mul(vs)
+		if accum {
+			v = v.Add(lds8(dx[i:]))
+		}
+		v.StoreSlice(dx[i:])
+	}
+	archsimd.ClearAVXUpperBits()
+	return i
+}
+
+func mulAccVec8(acc, a, b []float32, s float32) int {
+	vs, i := bcs8(s), 0
+	for ; i+8 <= len(acc); i += 8 {
+		lds8(a[i:]).Mul(lds8(b[i:])).MulAdd(vs, lds8(acc[i:])).StoreSlice(acc[i:])
+	}
+	archsimd.ClearAVXUpperBits()
+	return i
+}
+
+func softmaxGradVec8(ds, p []float32, dot, scale float32) int {
+	vd, vs, i := bcs8(dot), bcs8(scale), 0
+	for ; i+8 <= len(ds); i += 8 {
+		lds8(p[i:]).Mul(lds8(ds[i:]).Sub(vd)).Mul(vs).StoreSlice(ds[i:])
+	}
+	archsimd.ClearAVXUpperBits()
+	return i
+}

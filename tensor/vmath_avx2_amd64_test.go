@@ -4,10 +4,11 @@ package tensor
 
 import "testing"
 
-// TestVMathAVX2 runs the exp, SiLU and softmax tests again on the 8-lane
-// AVX2 code a CPU without AVX-512 takes (hasAVX512 off), so an AVX-512
-// test machine checks that code too: accuracy, overflow and gradual
-// underflow, masked keys, and the scalar tails after the vectors.
+// TestVMathAVX2 runs the element-wise tests again on the 8-lane AVX2 code
+// a CPU without AVX-512 takes (hasAVX512 off), so an AVX-512 test machine
+// checks that code too: exp's accuracy, overflow and gradual underflow,
+// SiLU, softmax with masked keys, RoPE's rotation, the row primitives,
+// and the scalar tails after the vectors.
 func TestVMathAVX2(t *testing.T) {
 	if !hasAVX2FMA {
 		t.Skip("this CPU lacks AVX2 and FMA")
@@ -22,6 +23,9 @@ func TestVMathAVX2(t *testing.T) {
 		{"Exp32Edges", TestExp32Edges},
 		{"SiLU32", TestSiLU32},
 		{"SoftmaxRow32", TestSoftmaxRow32},
+		{"DotAndSoftmaxGrad32Tails", TestDotAndSoftmaxGrad32Tails},
+		{"RotatePairs32", TestRotatePairs32},
+		{"RowPrimitives32", TestRowPrimitives32},
 	} {
 		t.Run(tc.name, tc.run)
 	}

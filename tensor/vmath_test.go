@@ -300,3 +300,73 @@ func TestRotatePairs32(t *testing.T) {
 		}
 	}
 }
+
+// The row primitives of the normalisation and softmax passes at every
+// length up to 40 (vector body and scalar tail): against float64, and
+// nothing written past the row.
+func TestRowPrimitives32(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	vec := func(n int) []float32 {
+		v := make([]float32, n+1) // one sentinel past the row
+		for i := range v {
+			v[i] = float32(rng.NormFloat64())
+		}
+		return v
+	}
+	near := func(got float32, want float64, scale float64) bool {
+		return math.Abs(float64(got)-want) <= 1e-5*math.Max(1, scale)
+	}
+	for L := 0; L <= 40; L++ {
+		a, b, c, g := vec(L), vec(L), vec(L), vec(L)
+		var ss, d3, d2, abs3, abs2 float64
+		for i := range L {
+			ss += float64(a[i]) * float64(a[i])
+			d3 += float64(a[i]) * float64(b[i]) * float64(c[i])
+			abs3 += math.Abs(float64(a[i]) * float64(b[i]) * float64(c[i]))
+			d2 += float64(a[i]) * float64(b[i])
+			abs2 += math.Abs(float64(a[i]) * float64(b[i]))
+		}
+		if got := SumSq32(a[:L]); !near(got, ss, ss) {
+			t.Fatalf("L=%d: SumSq32 = %v, want %v", L, got, ss)
+		}
+		if got := Dot3_32(a[:L], b, c); !near(got, d3, abs3) {
+			t.Fatalf("L=%d: Dot3_32 = %v, want %v", L, got, d3)
+		}
+		if got := Dot32(a[:L], b); !near(got, d2, abs2) {
+			t.Fatalf("L=%d: Dot32 = %v, want %v", L, got, d2)
+		}
+		const s, k = 0.75, 0.3
+		for _, op := range []struct {
+			name string
+			run  func(dst []float32)
+			want func(i int, old float32) float64
+		}{
+			{"ScaleMul32", func(y []float32) { ScaleMul32(y, a, g, s) },
+				func(i int, _ float32) float64 { return s * float64(a[i]) * float64(g[i]) }},
+			{"RMSNormGrad32", func(dx []float32) { RMSNormGrad32(dx, a, g, b, s, k, false) },
+				func(i int, _ float32) float64 { return s * (float64(a[i])*float64(g[i]) - k*float64(b[i])) }},
+			{"RMSNormGrad32 accum", func(dx []float32) { RMSNormGrad32(dx, a, g, b, s, k, true) },
+				func(i int, old float32) float64 {
+					return float64(old) + s*(float64(a[i])*float64(g[i])-k*float64(b[i]))
+				}},
+			{"MulAcc32", func(acc []float32) { MulAcc32(acc, a, b, s) },
+				func(i int, old float32) float64 { return float64(old) + s*float64(a[i])*float64(b[i]) }},
+			{"AddScaled32", func(out []float32) { AddScaled32(out, a, b, s) },
+				func(i int, _ float32) float64 { return float64(a[i]) + s*float64(b[i]) }},
+			{"Scale32", func(x []float32) { Scale32(x, s) },
+				func(i int, old float32) float64 { return s * float64(old) }},
+		} {
+			dst := vec(L)
+			old := append([]float32(nil), dst...)
+			op.run(dst[:L])
+			for i := range L {
+				if want := op.want(i, old[i]); !near(dst[i], want, math.Abs(want)) {
+					t.Fatalf("L=%d: %s[%d] = %v, want %v", L, op.name, i, dst[i], want)
+				}
+			}
+			if dst[L] != old[L] {
+				t.Fatalf("L=%d: %s wrote past the row", L, op.name)
+			}
+		}
+	}
+}
