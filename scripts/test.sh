@@ -25,8 +25,10 @@ fi
 go test -count=1 -race ./tensor/ ./nn/ ./rope/ ./optim/ ./model/ ./serve/
 # The numeric packages on an emulated CPU without AVX-512 (qemu-user,
 # installed by setup.sh): a Haswell, AVX2+FMA, where the avx2 back end and
-# the AVX2 paths run; no machine of ours has run them natively. (An SSE-only
-# Nehalem runs romae end to end in cmd/romae's TestRunsWithoutAVX512.)
+# the AVX2 paths run, and any AVX-512 instruction among them would be SIGILL.
+# (Natively, GODEBUG=cpu.avx512f=off runs them fast on an AVX-512 box but
+# cannot catch that.) An SSE-only Nehalem runs romae end to end in
+# cmd/romae's TestRunsWithoutAVX512.
 if command -v qemu-x86_64 >/dev/null && [ "$(uname -m)" = x86_64 ]; then
   ROMAE_EMULATED_CPU=1 go test -count=1 -short -exec "qemu-x86_64 -cpu Haswell,-pcid,-x2apic,-tsc-deadline,-hle,-invpcid,-rtm" \
     ./tensor/ ./nn/ ./rope/ ./optim/ ./model/

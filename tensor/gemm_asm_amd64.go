@@ -2,10 +2,12 @@
 
 package tensor
 
-// The avx512 back end's default single-core product: the 8×32 assembly
-// micro-kernel fma8x32 under a BLIS-style driver (B packed in 32-wide
-// slivers, A read in place or packed in 8-row panels). The archsimd 4×32
-// kernel (serial4) stays as the reference and for avx2.
+// The avx512 and avx2 back ends' default single-core product: a
+// BLIS-style driver (B packed in 32-wide slivers, A read in place or
+// packed in 8-row panels) over assembly tiles, the 8×32 fma8x32 family on
+// AVX-512 and the 3/2/1×32 fma3x32v family on AVX2 (tileKernel). The
+// archsimd kernels (gemm_simd_kernel_amd64.go) stay as the reference,
+// behind simdAsmKernel.
 
 import (
 	"math"

@@ -2,8 +2,11 @@
 
 package tensor
 
-// Pure-Go SIMD back ends (GOEXPERIMENT=simd): the blocked driver shared by
-// the avx512 and avx2 micro-kernels in gemm_simd_kernel_amd64.go.
+// The SIMD back ends (GOEXPERIMENT=simd), avx512 and avx2: the parallel
+// split of a product, then, per core, the assembly driver
+// (gemm_asm_amd64.go, the default) or the blocked driver below over the
+// archsimd micro-kernels of gemm_simd_kernel_amd64.go (simdAsmKernel
+// false: the reference). The archsimd driver:
 //
 // Loop nest, outer to inner (BLIS naming):
 //
