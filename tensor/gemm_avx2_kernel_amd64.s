@@ -1,6 +1,7 @@
 //go:build goexperiment.simd && amd64
 
 #include "textflag.h"
+#include "tile8x32_amd64.h"
 
 // The AVX2 (VEX, 16 ymm registers) fp32 tiles of the assembly driver, for
 // CPUs without AVX-512 (AMD Zen 1–3, Intel Haswell to the client cores):
@@ -19,16 +20,10 @@
 // C = tile when bit 63 of ldcb is clear, C += tile when set. The driver
 // gives partial-column tiles a scratch C (out) and stores them itself.
 
-// AVX2_PROLOGUE loads the arguments and the A row pointers, and zeroes the
-// accumulators.
+// AVX2_PROLOGUE loads the arguments and the A row pointers (TILE_ARGS),
+// and zeroes the accumulators.
 #define AVX2_PROLOGUE \
-	MOVQ steps+0(FP), CX; \
-	MOVQ a+8(FP), SI; \
-	MOVQ astep+16(FP), DX; \
-	MOVQ arow+24(FP), R13; \
-	MOVQ b+32(FP), DI; \
-	LEAQ (SI)(R13*1), AX; \
-	LEAQ (AX)(R13*1), BX; \
+	TILE_ARGS; \
 	VXORPS Y0, Y0, Y0; \
 	VXORPS Y1, Y1, Y1; \
 	VXORPS Y2, Y2, Y2; \
