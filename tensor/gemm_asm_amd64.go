@@ -545,14 +545,14 @@ func storeTile32AVX2(c []float32, ldc, rows, cols int, alpha, beta float32, scal
 		t := out[r*asmNR : r*asmNR+cols]
 		for j := 0; j < cols; j += 8 {
 			e := min(j+8, cols)
-			v := archsimd.LoadFloat32x8SlicePart(t[j:e])
+			v := loadPart8(t[j:e])
 			if scale {
 				v = v.Mul(va)
 			}
 			if accum {
-				v = archsimd.LoadFloat32x8SlicePart(row[j:e]).MulAdd(vb, v)
+				v = loadPart8(row[j:e]).MulAdd(vb, v)
 			}
-			v.StoreSlicePart(row[j:e])
+			storePart8(v, row[j:e])
 		}
 	}
 	archsimd.ClearAVXUpperBits()

@@ -12,3 +12,8 @@ import "simd/archsimd"
 func loadPart(s []float32) archsimd.Float32x16 { return archsimd.LoadFloat32x16SlicePart(s) }
 
 func storePart(v archsimd.Float32x16, s []float32) { v.StoreSlicePart(s) }
+
+// loadPart8 and storePart8 are the same for 8 lanes (AVX2 code).
+func loadPart8(s []float32) archsimd.Float32x8 { return archsimd.LoadFloat32x8SlicePart(s) }
+
+func storePart8(v archsimd.Float32x8, s []float32) { v.StoreSlicePart(s) }

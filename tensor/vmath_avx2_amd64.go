@@ -158,7 +158,7 @@ func scaleVec8(x []float32, a float32) {
 		lds8(x[i:]).Mul(va).StoreSlice(x[i:])
 	}
 	if i < len(x) {
-		archsimd.LoadFloat32x8SlicePart(x[i:]).Mul(va).StoreSlicePart(x[i:])
+		storePart8(loadPart8(x[i:]).Mul(va), x[i:])
 	}
 	archsimd.ClearAVXUpperBits()
 }
