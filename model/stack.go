@@ -574,7 +574,7 @@ func qkvWeights[T tensor.Float](blk *block[T], grad bool) []T {
 // output is the stack's last residual stream [B·L, d].
 func (a *stackActs[T]) output() []T { return a.res[len(a.res)-1] }
 
-// growIf is grow when need, else an empty slice that keeps its memory.
+// growIf is bufs.Resize when need, else an empty slice that keeps its memory.
 func growIf[T any](s []T, n int, need bool) []T {
 	if !need {
 		return s[:0]

@@ -2,7 +2,11 @@
 
 package rope
 
-import "simd/archsimd"
+import (
+	"simd/archsimd"
+
+	"romae/internal/simdpart"
+)
 
 var hasAVX512 = archsimd.X86.AVX512()
 
@@ -45,8 +49,8 @@ func rotateCopy32(dst, src, cos, sin []float32, l Layout, L, heads int, dOff, sO
 			o := r*w + ax*R
 			for q := range chunks {
 				j0, j1 := min(16*q, R), min(16*q+16, R) // this chunk's rotated pairs
-				c[ax][q] = loadPart(cos[o+j0 : o+j1]).Add(pad[q])
-				s[ax][q] = loadPart(sin[o+j0 : o+j1]).Mul(sign)
+				c[ax][q] = simdpart.Load16(cos[o+j0 : o+j1]).Add(pad[q])
+				s[ax][q] = simdpart.Load16(sin[o+j0 : o+j1]).Mul(sign)
 			}
 		}
 		for h := range heads {
@@ -54,11 +58,11 @@ func rotateCopy32(dst, src, cos, sin []float32, l Layout, L, heads int, dOff, sO
 			for ax := range l.D {
 				for q := range chunks {
 					o, e := ax*l.AxisDim+16*q, ax*l.AxisDim+min(16*q+16, half)
-					x1 := loadPart(in[o:e])
-					x2 := loadPart(in[o+half : e+half])
+					x1 := simdpart.Load16(in[o:e])
+					x2 := simdpart.Load16(in[o+half : e+half])
 					cq, sq := c[ax][q], s[ax][q]
-					storePart(x1.Mul(cq).Sub(x2.Mul(sq)), out[o:e])
-					storePart(x1.MulAdd(sq, x2.Mul(cq)), out[o+half:e+half])
+					simdpart.Store16(x1.Mul(cq).Sub(x2.Mul(sq)), out[o:e])
+					simdpart.Store16(x1.MulAdd(sq, x2.Mul(cq)), out[o+half:e+half])
 				}
 			}
 		}

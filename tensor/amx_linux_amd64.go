@@ -27,6 +27,8 @@ import (
 	"unsafe"
 
 	"simd/archsimd"
+
+	"romae/internal/simdpart"
 )
 
 //go:noescape
@@ -251,14 +253,14 @@ func amxPackA(transA bool, a []float32, lda, ic, pc, mb, kb, kpad int, dst []uin
 				if w == 16 {
 					x0 = archsimd.LoadFloat32x16Slice(lo)
 				} else {
-					x0 = loadPart(lo[:w])
+					x0 = simdpart.Load16(lo[:w])
 				}
 				if 2*p+1 < kb {
 					hi := a[(pc+2*p+1)*lda+ic+r0:]
 					if w == 16 {
 						x1 = archsimd.LoadFloat32x16Slice(hi)
 					} else {
-						x1 = loadPart(hi[:w])
+						x1 = simdpart.Load16(hi[:w])
 					}
 				}
 				v[q] = interleave16(x0, x1)

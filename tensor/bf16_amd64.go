@@ -28,6 +28,7 @@ import (
 	"unsafe"
 
 	"romae/internal/bufs"
+	"romae/internal/simdpart"
 )
 
 //go:noescape
@@ -205,9 +206,9 @@ func packBF16B(transB bool, b []float32, ldb, pc, j0, kb, w int, d []uint32) {
 			n := max(0, min(16, w-jb))
 			var lo, hi archsimd.Float32x16
 			if n > 0 {
-				lo = loadPart(r0[jb : jb+n])
+				lo = simdpart.Load16(r0[jb : jb+n])
 				if r1 != nil {
-					hi = loadPart(r1[jb : jb+n])
+					hi = simdpart.Load16(r1[jb : jb+n])
 				}
 			}
 			interleave16(lo, hi).StoreSlice(dst[jb:])
@@ -311,9 +312,9 @@ func packATTail(r0, r1 []float32, r, mb, panels, kp, p int, d []uint32) {
 	for ; r < panels*bfMR; r += 16 {
 		var lo, hi archsimd.Float32x16
 		if n := max(0, min(16, mb-r)); n > 0 {
-			lo = loadPart(r0[r : r+n])
+			lo = simdpart.Load16(r0[r : r+n])
 			if r1 != nil {
-				hi = loadPart(r1[r : r+n])
+				hi = simdpart.Load16(r1[r : r+n])
 			}
 		}
 		v := interleave16(lo, hi)

@@ -15,6 +15,7 @@ import (
 	"unsafe"
 
 	"romae/internal/bufs"
+	"romae/internal/simdpart"
 )
 
 //go:noescape
@@ -523,14 +524,14 @@ func storeTile32(c []float32, ldc, rows, cols int, alpha, beta float32, out *[25
 		// tiles): masked loads and stores, not a scalar loop.
 		for j := 0; j < cols; j += 16 {
 			e := min(j+16, cols)
-			v := loadPart(t[j:e])
+			v := simdpart.Load16(t[j:e])
 			if scale {
 				v = v.Mul(va)
 			}
 			if accum {
-				v = loadPart(row[j:e]).MulAdd(vb, v)
+				v = simdpart.Load16(row[j:e]).MulAdd(vb, v)
 			}
-			storePart(v, row[j:e])
+			simdpart.Store16(v, row[j:e])
 		}
 	}
 	archsimd.ClearAVXUpperBits()
@@ -545,14 +546,14 @@ func storeTile32AVX2(c []float32, ldc, rows, cols int, alpha, beta float32, scal
 		t := out[r*asmNR : r*asmNR+cols]
 		for j := 0; j < cols; j += 8 {
 			e := min(j+8, cols)
-			v := loadPart8(t[j:e])
+			v := simdpart.Load8(t[j:e])
 			if scale {
 				v = v.Mul(va)
 			}
 			if accum {
-				v = loadPart8(row[j:e]).MulAdd(vb, v)
+				v = simdpart.Load8(row[j:e]).MulAdd(vb, v)
 			}
-			storePart8(v, row[j:e])
+			simdpart.Store8(v, row[j:e])
 		}
 	}
 	archsimd.ClearAVXUpperBits()

@@ -25,6 +25,8 @@ package tensor
 import (
 	"simd/archsimd"
 	"unsafe"
+
+	"romae/internal/simdpart"
 )
 
 const (
@@ -330,7 +332,7 @@ func packBT32(b []float32, ldb, pc, j0, kb, w int, d []float32) {
 				case np == 16:
 					rows[jj] = archsimd.LoadFloat32x16Slice(b[(j0+jb+jj)*ldb+pc+p0:]).AsUint32x16()
 				default:
-					rows[jj] = loadPart(b[(j0+jb+jj)*ldb+pc+p0:][:np]).AsUint32x16()
+					rows[jj] = simdpart.Load16(b[(j0+jb+jj)*ldb+pc+p0:][:np]).AsUint32x16()
 				}
 			}
 			transpose16(&rows)

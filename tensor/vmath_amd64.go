@@ -5,6 +5,8 @@ package tensor
 import (
 	"math"
 	"simd/archsimd"
+
+	"romae/internal/simdpart"
 )
 
 var hasAVX512 = archsimd.X86.AVX512()
@@ -103,7 +105,7 @@ func scaleVec(x []float32, a float32) {
 		archsimd.LoadFloat32x16Slice(x[i:]).Mul(va).StoreSlice(x[i:])
 	}
 	if i < len(x) {
-		storePart(loadPart(x[i:]).Mul(va), x[i:])
+		simdpart.Store16(simdpart.Load16(x[i:]).Mul(va), x[i:])
 	}
 	archsimd.ClearAVXUpperBits()
 }
@@ -149,9 +151,9 @@ func softmaxMax(s []float32, scale float32, bias []float32) float32 {
 		vm = vm.Max(v)
 	}
 	if n := len(s) - j; n > 0 {
-		v := loadPart(s[j:]).Mul(vs).Add(archsimd.LoadFloat32x16Slice(laneTail[16-n:]))
+		v := simdpart.Load16(s[j:]).Mul(vs).Add(archsimd.LoadFloat32x16Slice(laneTail[16-n:]))
 		if bias != nil {
-			v = v.Add(loadPart(bias[j:len(s)]))
+			v = v.Add(simdpart.Load16(bias[j:len(s)]))
 		}
 		vm = vm.Max(v)
 	}
@@ -192,13 +194,13 @@ func softmaxExp(s []float32, scale, mx float32, bias, keep []float32) float32 {
 		acc = acc.Add(e)
 	}
 	if n := len(s) - j; n > 0 {
-		e := exp16(loadPart(s[j:]).MulAdd(vs, vmx).Min(zero))
+		e := exp16(simdpart.Load16(s[j:]).MulAdd(vs, vmx).Min(zero))
 		if keep != nil {
-			e = e.Mul(loadPart(keep[j:len(s)]))
+			e = e.Mul(simdpart.Load16(keep[j:len(s)]))
 		} else {
 			e = e.Mul(archsimd.LoadFloat32x16Slice(laneKeep[16-n:]))
 		}
-		storePart(e, s[j:])
+		simdpart.Store16(e, s[j:])
 		acc = acc.Add(e)
 	}
 	return hsum(acc)
@@ -298,7 +300,7 @@ func dotVec(a, b []float32) (float32, int) {
 		acc = ld(a[i:]).MulAdd(ld(b[i:]), acc)
 	}
 	if i < len(a) { // masked tail: the zero-filled lanes add nothing
-		acc = loadPart(a[i:]).MulAdd(loadPart(b[i:len(a)]), acc)
+		acc = simdpart.Load16(a[i:]).MulAdd(simdpart.Load16(b[i:len(a)]), acc)
 	}
 	return hsum(acc), len(a)
 }
@@ -330,10 +332,10 @@ func rotateVec(y1, y2, x1, x2, c, s []float32, sign float32) int {
 	n, vsg := len(c), bc(sign)
 	for i := 0; i < n; i += 16 {
 		e := min(i+16, n)
-		a, b := loadPart(x1[i:e]), loadPart(x2[i:e])
-		vc, vs := loadPart(c[i:e]), loadPart(s[i:e]).Mul(vsg)
-		storePart(a.Mul(vc).Sub(b.Mul(vs)), y1[i:e])
-		storePart(a.MulAdd(vs, b.Mul(vc)), y2[i:e])
+		a, b := simdpart.Load16(x1[i:e]), simdpart.Load16(x2[i:e])
+		vc, vs := simdpart.Load16(c[i:e]), simdpart.Load16(s[i:e]).Mul(vsg)
+		simdpart.Store16(a.Mul(vc).Sub(b.Mul(vs)), y1[i:e])
+		simdpart.Store16(a.MulAdd(vs, b.Mul(vc)), y2[i:e])
 	}
 	archsimd.ClearAVXUpperBits()
 	return n
@@ -400,7 +402,7 @@ func softmaxGradVec(ds, p []float32, dot, scale float32) int {
 		ld(p[i:]).Mul(ld(ds[i:]).Sub(vd)).Mul(vs).StoreSlice(ds[i:])
 	}
 	if i < len(ds) {
-		storePart(loadPart(p[i:len(ds)]).Mul(loadPart(ds[i:]).Sub(vd)).Mul(vs), ds[i:])
+		simdpart.Store16(simdpart.Load16(p[i:len(ds)]).Mul(simdpart.Load16(ds[i:]).Sub(vd)).Mul(vs), ds[i:])
 	}
 	archsimd.ClearAVXUpperBits()
 	return len(ds)

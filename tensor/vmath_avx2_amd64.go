@@ -13,6 +13,8 @@ package tensor
 import (
 	"math"
 	"simd/archsimd"
+
+	"romae/internal/simdpart"
 )
 
 var hasAVX2FMA = archsimd.X86.AVX2() && archsimd.X86.FMA()
@@ -158,7 +160,7 @@ func scaleVec8(x []float32, a float32) {
 		lds8(x[i:]).Mul(va).StoreSlice(x[i:])
 	}
 	if i < len(x) {
-		storePart8(loadPart8(x[i:]).Mul(va), x[i:])
+		simdpart.Store8(simdpart.Load8(x[i:]).Mul(va), x[i:])
 	}
 	archsimd.ClearAVXUpperBits()
 }
