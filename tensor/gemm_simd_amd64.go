@@ -67,8 +67,8 @@ type simdBackend struct {
 
 var (
 	avx512Backend = &simdBackend{"avx512", 32, tileFMA}
-	_             = register(avx512Backend, rankAVX512, archsimd.X86.AVX512())
-	_             = register(&simdBackend{"avx2", 16, tileFMA256}, rankAVX2, archsimd.X86.AVX2() && archsimd.X86.FMA())
+	_             = register(avx512Backend, rankAVX512, hasAVX512)
+	_             = register(&simdBackend{"avx2", 16, tileFMA256}, rankAVX2, hasAVX2FMA)
 )
 
 func (s *simdBackend) Name() string { return s.name }
