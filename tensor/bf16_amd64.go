@@ -355,7 +355,10 @@ func kBlocksFor(l1d, l2 int) (fp32, bf16, amx int) {
 
 // setKBlocks gives the drivers the k blocks of caches of l1d and l2
 // bytes: this CPU's from start-up, another class's in tests.
-func setKBlocks(l1d, l2 int) { asmKC, dpbfLayout.kc, amxLayout.kc = kBlocksFor(l1d, l2) }
+func setKBlocks(l1d, l2 int) {
+	asmKC, dpbfLayout.kc, amxLayout.kc = kBlocksFor(l1d, l2)
+	avx2KChunk = sliverChunk(l1d, asmNR*4)
+}
 
 // Set in a variable initialiser: it runs before every init function.
 var _ = func() bool { setKBlocks(cpuInfo.L1D, cpuInfo.L2); return true }()

@@ -65,6 +65,11 @@ const (
 // asmKC is the k block from this CPU's caches (kBlocksFor).
 var asmKC int
 
+// avx2KChunk is how many k steps of a sliver panel256 runs its tiles on
+// at once: the most whose part of the sliver (128 bytes a step) fills at
+// most half of L1d (sliverChunk).
+var avx2KChunk int
+
 // simdAsmKernel selects the assembly driver for the avx512 back end
 // (fma8x32 …) and the avx2 one (fma3x32v …); false: the archsimd 4×32 and
 // 4×16 kernels. A variable so benchmarks can compare both.
@@ -138,9 +143,9 @@ func asmParallelM(t tileKernel, w int, transA, transB bool, m, n, k int, alpha f
 }
 
 // asmComputeM is asmCompute split over w workers in row chunks of whole
-// 8-row panels (rowChunks), all reading the same packed op(B).
+// panels (rowChunks), all reading the same packed op(B).
 func asmComputeM(t tileKernel, w int, transA bool, m, n, k int, alpha float32, a []float32, lda int, bp []float32, beta float32, c []float32, ldc int) {
-	rowChunks(w, m, asmMR, func(i0, i1 int) {
+	rowChunks(w, m, t.panelRows(), func(i0, i1 int) {
 		aOff := i0 * lda
 		if transA {
 			aOff = i0
@@ -259,6 +264,8 @@ func asmCompute(t tileKernel, transA bool, m, n, k int, alpha float32, a []float
 	abuf := *abp
 	var out [256]float32
 	off := 0
+	mr := t.panelRows()
+	mc := asmMC - asmMC%mr
 	for jc := 0; jc < n; jc += asmNC {
 		nb := min(asmNC, n-jc)
 		for pc := 0; pc < k; pc += asmKC {
@@ -270,28 +277,30 @@ func asmCompute(t tileKernel, transA bool, m, n, k int, alpha float32, a []float
 			if pc > 0 {
 				bet = 1
 			}
-			for ic := 0; ic < m; ic += asmMC {
-				mb := min(asmMC, m-ic)
-				if transA && !asmDirectAT {
+			for ic := 0; ic < m; ic += mc {
+				mb := min(mc, m-ic)
+				packedAT := transA && !asmDirectAT && mr == asmMR
+				if packedAT {
 					packAT8(a, lda, ic, pc, mb, kb, abuf)
 				}
-				for i := ic; i < ic+mb; i += asmMR {
-					rows := min(asmMR, m-i)
+				for i := ic; i < ic+mb; i += mr {
+					rows := min(mr, m-i)
 					var ap unsafe.Pointer
 					var astep, arow uintptr
 					switch {
-					case transA && asmDirectAT && rows == asmMR:
+					case transA && asmDirectAT && rows == mr:
 						// Aᵀ's 8 rows at step p are 8 adjacent floats of
 						// A's row pc+p: the kernel reads them in place.
 						ap, astep, arow = unsafe.Pointer(&a[pc*lda+i]), uintptr(lda)*4, 4
-					case transA && asmDirectAT:
-						// The short last panel (m = 201, 180, 540 …): only
-						// it is packed, zero-padded to 8 rows.
+					case packedAT:
+						ap, astep, arow = unsafe.Pointer(&abuf[(i-ic)*kb]), asmMR*4, 4
+					case transA:
+						// The short last panel (m = 201, 180, 540 …), or
+						// every panel of fewer than 8 rows when not read
+						// in place: packed alone, zero-padded to 8 rows.
 						packAT8(a, lda, i, pc, rows, kb, abuf)
 						ap, astep, arow = unsafe.Pointer(&abuf[0]), asmMR*4, 4
-					case transA:
-						ap, astep, arow = unsafe.Pointer(&abuf[(i-ic)*kb]), asmMR*4, 4
-					case rows == asmMR:
+					case rows == mr:
 						ap, astep, arow = unsafe.Pointer(&a[i*lda+pc]), 4, uintptr(lda)*4
 					default:
 						// Edge panel: copy the rows, zero the rest.
@@ -310,9 +319,10 @@ func asmCompute(t tileKernel, transA bool, m, n, k int, alpha float32, a []float
 	asmBufs.put(abp)
 }
 
-// tileKernel names an 8×32 micro-kernel pair (tile8x32_amd64.h): the
-// one storing into C itself (…c) and the one storing into out. Both
-// kinds are 8×32 (asmMR×asmNR = bfMR×bfNR) over 4-byte B elements.
+// tileKernel names the micro-kernels of the assembly driver over 32-wide
+// slivers of 4-byte B elements: an 8×32 pair (tile8x32_amd64.h), the one
+// storing into C itself (…c) and the one storing into out
+// (asmMR×asmNR = bfMR×bfNR), or the AVX2 tiles of 3, 2 and 1 rows.
 type tileKernel uint8
 
 const (
@@ -320,6 +330,19 @@ const (
 	tileDPBF16                   // dpbf16x8x32c / dpbf16x8x32 (bf16 pairs)
 	tileFMA256                   // fma3x32v / fma2x32v / fma1x32v (fp32, AVX2)
 )
+
+// panelRows is how many rows of C one panel call computes: 8 for the 8×32
+// kernels; 6 for the AVX2 tiles, two 3-row tiles. An 8-row panel there
+// needs a 2-row tile, whose 8 accumulators cannot hide the FMA latency
+// (4 cycles on Zen 3/4 and Skylake, 5 on Zen 2 and Haswell, at 2 FMAs a
+// cycle): alone in L1 it ran at 107 GFLOP/s against the 3-row tile's 115
+// on this Zen 4, and at 96–100 on the 128-step chunks panel256 runs.
+func (t tileKernel) panelRows() int {
+	if t == tileFMA256 {
+		return 6
+	}
+	return asmMR
+}
 
 // panel computes one panel of C, its first rows (≤ 8) starting at c[0],
 // across a packed op(B) block of nb columns: slivers of steps×32 4-byte
@@ -376,10 +399,15 @@ func (t tileKernel) panel(steps int, a unsafe.Pointer, astep, arow uintptr, b un
 	}
 }
 
-// panel256 is panel on the AVX2 tiles: each sliver's rows as tiles of 3,
-// 3 and 2 rows (fewer for a short panel), whole 32-column tiles with alpha
+// panel256 is panel on the AVX2 tiles: each sliver's rows (≤ 6: see
+// panelRows) as tiles of 3 rows, the last of 2 or 1 where fewer are left,
+// whole 32-column tiles with alpha
 // = 1 and beta ∈ {0, 1} straight into C, the rest into out and then
-// storeTile32.
+// storeTile32. Each tile reads the whole sliver again, so the k block is
+// run in chunks of avx2KChunk steps, a part of the sliver that stays in L1
+// across the three tiles (the whole block's sliver, 32 KiB at k = 256, is
+// the whole L1d of a Zen or a Haswell: the second and third tile read it
+// from L2 again); the chunks after the first add onto the tile.
 func panel256(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c []float32, ldc, rows, nb int, alpha, beta float32, out *[256]float32) {
 	direct := alpha == 1 && (beta == 0 || beta == 1)
 	ldcbC := uintptr(ldc) * 4
@@ -398,19 +426,24 @@ func panel256(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer
 		} else {
 			dst = out[:]
 		}
-		for r := 0; r < rows; {
-			ar, cr := unsafe.Add(a, uintptr(r)*arow), unsafe.Pointer(&dst[r*ldd])
-			switch rows - r {
-			case 1:
-				fma1x32v(steps, ar, astep, arow, b, cr, ldcb)
-				r++
-			case 2:
-				fma2x32v(steps, ar, astep, arow, b, cr, ldcb)
-				r += 2
-			default:
-				fma3x32v(steps, ar, astep, arow, b, cr, ldcb)
-				r += 3
+		for k0 := 0; k0 < steps; k0 += avx2KChunk {
+			kn := min(avx2KChunk, steps-k0)
+			ak, bk := unsafe.Add(a, uintptr(k0)*astep), unsafe.Add(b, k0*asmNR*4)
+			for r := 0; r < rows; {
+				ar, cr := unsafe.Add(ak, uintptr(r)*arow), unsafe.Pointer(&dst[r*ldd])
+				switch rows - r {
+				case 1:
+					fma1x32v(kn, ar, astep, arow, bk, cr, ldcb)
+					r++
+				case 2:
+					fma2x32v(kn, ar, astep, arow, bk, cr, ldcb)
+					r += 2
+				default:
+					fma3x32v(kn, ar, astep, arow, bk, cr, ldcb)
+					r += 3
+				}
 			}
+			ldcb |= 1 << 63
 		}
 		if !toC {
 			storeTile32(c[js:], ldc, rows, cols, alpha, beta, out)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"testing"
+
+	"romae/internal/race"
 )
 
 // TestPackBT32 checks the register-transposing pack of op(B) = bᵀ against
@@ -172,16 +174,49 @@ func TestKBlock(t *testing.T) {
 		name             string
 		l1d, l2          int
 		fp32, bf16, amxK int
+		avx2Chunk        int
 	}{
-		{"zen4", 32 << 10, 1 << 20, 256, 512, 128},
-		{"zen5", 48 << 10, 1 << 20, 256, 512, 192},
-		{"xeon-amx", 48 << 10, 2 << 20, 384, 512, 192},
-		{"small-l2", 32 << 10, 256 << 10, 64, 128, 128},
-		{"unreported", 0, 0, 256, 512, 192},
+		{"zen4", 32 << 10, 1 << 20, 256, 512, 128, 128},
+		{"zen5", 48 << 10, 1 << 20, 256, 512, 192, 192},
+		{"xeon-amx", 48 << 10, 2 << 20, 384, 512, 192, 192},
+		{"small-l2", 32 << 10, 256 << 10, 64, 128, 128, 128},
+		{"unreported", 0, 0, 256, 512, 192, 256},
 	} {
 		fp32, bf16, amxK := kBlocksFor(c.l1d, c.l2)
 		if fp32 != c.fp32 || bf16 != c.bf16 || amxK != c.amxK {
 			t.Errorf("%s: k blocks %d/%d/%d, want %d/%d/%d", c.name, fp32, bf16, amxK, c.fp32, c.bf16, c.amxK)
 		}
+		if got := sliverChunk(c.l1d, asmNR*4); got != c.avx2Chunk {
+			t.Errorf("%s: AVX2 k chunk %d, want %d", c.name, got, c.avx2Chunk)
+		}
+	}
+}
+
+// TestAsmOpATPacked runs the products with op(A) = Aᵀ packed by packAT8
+// before the kernels read it (asmDirectAT false, the benchmarks' other
+// variant) on each back end of the assembly driver: the 8-row kernels pack
+// whole row blocks in 8-row panels, the AVX2 tiles (6-row panels) each
+// panel alone.
+func TestAsmOpATPacked(t *testing.T) {
+	if race.Enabled {
+		t.Skip("run by the default build: the same code is raced by TestSgemmBackends")
+	}
+	for _, be := range []struct {
+		name string
+		ok   bool
+	}{{"avx512", hasAVX512}, {"avx2", hasAVX2FMA}} {
+		t.Run(be.name, func(t *testing.T) {
+			if !be.ok {
+				t.Skipf("this CPU cannot run the %s back end", be.name)
+			}
+			defer SetBackend(BackendName())
+			if err := SetBackend(be.name); err != nil {
+				t.Fatal(err)
+			}
+			prev := asmDirectAT
+			asmDirectAT = false
+			defer func() { asmDirectAT = prev }()
+			checkSgemm(t)
+		})
 	}
 }

@@ -6,7 +6,8 @@
 // The AVX2 (VEX, 16 ymm registers) fp32 tiles of the assembly driver, for
 // CPUs without AVX-512 (AMD Zen 1–3, Intel Haswell to the client cores):
 // 3, 2 or 1 rows × 32 columns on the same packed 32-wide B slivers as
-// fma8x32c, an 8-row panel cut 3+3+2. The archsimd 4×16 kernel they replace
+// fma8x32c, a 6-row panel cut 3+3 (panelRows), 2 and 1 rows only at the
+// end of C. The archsimd 4×16 kernel they replace
 // is limited by the Go compiler to 8 accumulators and a register move per
 // FMA; these keep 12 (3 rows × 4 ymm) in Y0–Y11, row r's A broadcast in
 // Y12+r and the current B vector in Y15, so each step is 12 FMAs on 7 loads.

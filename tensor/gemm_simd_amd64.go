@@ -89,12 +89,12 @@ func (s *simdBackend) Sgemm(transA, transB bool, m, n, k int, alpha float32, a [
 	}
 	mr, nr := simdMR, s.nr
 	if simdAsmKernel {
-		mr, nr = asmMR, asmNR // chunk edges on whole 8-row panels
+		mr, nr = s.tile.panelRows(), asmNR // chunk edges on whole panels
 	}
 	mTiles, nTiles := (m+mr-1)/mr, (n+nr-1)/nr
 	if mTiles >= 2*w || mTiles >= nTiles {
 		bf, onBF16 := bfDriverFor(bf16KernelNow())
-		if mr == asmMR && k*n <= 1<<20 {
+		if simdAsmKernel && k*n <= 1<<20 {
 			// On the assembly driver (fp32 FMA on AVX-512 or AVX2,
 			// VDPBF16PS, AMX) op(B) is packed once, on all workers, and
 			// shared by the row chunks.
