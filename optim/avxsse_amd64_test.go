@@ -14,5 +14,5 @@ import (
 // TestNoSSEAfterAVX checks this package's machine code, as linked into the
 // test binary, for the AVX-512 → SSE transition penalty (package avxaudit).
 func TestNoSSEAfterAVX(t *testing.T) {
-	avxaudit.Check(t, "romae/optim.", 2) // adamVec, sumSquaresVec
+	avxaudit.Check(t, "romae/optim.", 4) // adamVec, adamVec8, sumSquaresVec, sumSquaresVec4
 }

@@ -404,7 +404,9 @@ func TestClipGradNorm(t *testing.T) {
 
 // Large enough for several blocks and the parallel path: the norm must match
 // a plain float64 sum and not depend on the number of cores.
-func TestClipGradNormLargeDeterministic(t *testing.T) {
+func TestClipGradNormLargeDeterministic(t *testing.T) { eachVectorWidth(t, clipGradNormLargeDeterministic) }
+
+func clipGradNormLargeDeterministic(t *testing.T) {
 	sizes := []int{3*clipBlock + 11, 5, parallelMin * 2}
 	ps := newParams(sizes, []bool{true, true, true}, 8)
 	fillGrads(ps, 9)
@@ -436,7 +438,9 @@ func TestClipGradNormLargeDeterministic(t *testing.T) {
 
 // The vectorised AdamW update must round exactly like the scalar one (and
 // so like PyTorch's kernel), for both of PyTorch's lerp formulas.
-func TestAdamKernelVectorBitExact(t *testing.T) {
+func TestAdamKernelVectorBitExact(t *testing.T) { eachVectorWidth(t, adamKernelVectorBitExact) }
+
+func adamKernelVectorBitExact(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
 	for _, lerpW := range []float32{0.1, 0.7} {
 		k := adamScalars{decayMul: 0.999, lerpW: lerpW, beta2: 0.95, oneMinusBeta2: 0.05, bc2Sqrt: 0.3, eps: 1e-8, negStepSize: -1e-3}
