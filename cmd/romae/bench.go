@@ -31,6 +31,7 @@ type benchOpts struct {
 	workload, size, pos, precision string
 	batch, tokens, values, posDims int
 	classes, steps, warmup         int
+	cpuprofile                     string // this run's profile file (cmdBench names it)
 	maskRatio, lr                  float64
 	seed                           uint64
 	json, packWeights              bool
@@ -96,7 +97,7 @@ func cmdBench(_ context.Context, args []string) error {
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of weights and synthetic data")
 	fs.BoolVar(&o.json, "json", true, "print JSON lines (the only format)")
 	fs.BoolVar(&o.packWeights, "packed-weights", true, "infer: pack the weights once before timing (Model.PackWeights), as romae serve and the inference commands do; false: every product packs its weight")
-	cpuprof := fs.String("cpuprofile", "", "write a CPU profile of the timed steps to this file")
+	cpuprof := fs.String("cpuprofile", "", "write a CPU profile of the timed steps (not the set-up or warm-up) to this file; with several workloads, precisions or encodings, one file each, named FILE.workload-precision-encoding")
 	so := serveBenchFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -108,25 +109,29 @@ func cmdBench(_ context.Context, args []string) error {
 		return fmt.Errorf("need steps ≥ 1, batch-size ≥ 1, tokens ≥ 2")
 	}
 	defer tensor.SetPrecision(tensor.PrecisionFP32)
-	if *cpuprof != "" {
-		f, err := os.Create(*cpuprof)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
-	}
-	for _, prec := range strings.Split(o.precision, ",") {
-		for _, w := range strings.Split(o.workload, ",") {
-			for _, pos := range strings.Split(o.pos, ",") {
+	precs, works, poss := strings.Split(o.precision, ","), strings.Split(o.workload, ","), strings.Split(o.pos, ",")
+	for _, prec := range precs {
+		for _, w := range works {
+			for _, pos := range poss {
+				// One profile per run: pprof cannot add to a file, so
+				// several runs get one file each.
+				o.cpuprofile = *cpuprof
+				if o.cpuprofile != "" && len(precs)*len(works)*len(poss) > 1 {
+					o.cpuprofile += "." + w + "-" + prec + "-" + pos
+				}
 				if err := tensor.SetPrecision(prec); err != nil {
 					return err
 				}
 				if w == "serve" {
-					if err := runServeBench(o, so, pos, prec); err != nil {
+					stop, err := startProfile(o.cpuprofile)
+					if err != nil {
+						return err
+					}
+					err = runServeBench(o, so, pos, prec)
+					if serr := stop(); err == nil {
+						err = serr
+					}
+					if err != nil {
 						return err
 					}
 					continue
@@ -239,17 +244,25 @@ func runBench(o benchOpts, workload, pos string) (*benchResult, error) {
 		}
 	}
 	runtime.GC()
+	stopProfile, err := startProfile(o.cpuprofile)
+	if err != nil {
+		return nil, err
+	}
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
 	times, cpu := make([]float64, o.steps), make([]float64, o.steps)
 	for i := range times {
 		t0, c0 := time.Now(), cpuSeconds()
 		if err := step(); err != nil {
+			stopProfile()
 			return nil, err
 		}
 		times[i], cpu[i] = time.Since(t0).Seconds(), cpuSeconds()-c0
 	}
 	runtime.ReadMemStats(&ms1)
+	if err := stopProfile(); err != nil {
+		return nil, err
+	}
 	sorted := append([]float64(nil), times...)
 	sort.Float64s(sorted)
 	med := median(times)
@@ -323,4 +336,24 @@ func cpuSeconds() float64 {
 		return 0
 	}
 	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
+
+// startProfile starts a CPU profile into path (nothing when path is
+// empty); the function it returns stops it and closes the file.
+func startProfile(path string) (stop func() error, err error) {
+	if path == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpuprofile %s: %w", path, err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
 }

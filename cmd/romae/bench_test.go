@@ -3,6 +3,9 @@ package main
 import (
 	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -52,5 +55,39 @@ func TestBenchCommand(t *testing.T) {
 	}
 	if _, err := capture(t, cmdBench, "--workload", "nope"); err == nil {
 		t.Error("unknown workload accepted")
+	}
+}
+
+// --cpuprofile writes one profile per run: FILE itself for a single run,
+// FILE.workload-precision-encoding for each of several.
+func TestBenchCPUProfile(t *testing.T) {
+	for _, c := range []struct {
+		workloads string
+		want      []string
+	}{
+		{"infer", []string{"p"}},
+		{"pretrain,infer", []string{"p.pretrain-fp32-rope", "p.infer-fp32-rope"}},
+	} {
+		t.Run(c.workloads, func(t *testing.T) {
+			dir := t.TempDir()
+			if _, err := capture(t, cmdBench, "--workload", c.workloads, "--size", "tiny-shallow", "--batch-size", "2",
+				"--tokens", "12", "--steps", "2", "--cpuprofile", filepath.Join(dir, "p")); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			entries, _ := os.ReadDir(dir)
+			for _, e := range entries {
+				got = append(got, e.Name())
+				b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+				if err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+					t.Errorf("%s: not a gzipped profile (%d bytes, %v)", e.Name(), len(b), err)
+				}
+			}
+			slices.Sort(got)
+			want := slices.Sorted(slices.Values(c.want))
+			if !slices.Equal(got, want) {
+				t.Errorf("files %v, want %v", got, want)
+			}
+		})
 	}
 }
