@@ -28,6 +28,10 @@ var exp8K = struct {
 	splat8(1),
 }
 
+// exp8Bias is the float32 exponent bias, loaded rather than broadcast: a
+// broadcast constant is rebuilt inside each loop exp8 is inlined into.
+var exp8Bias = [8]int32{127, 127, 127, 127, 127, 127, 127, 127}
+
 func splat8(v float32) (s [8]float32) {
 	for i := range s {
 		s[i] = v
@@ -55,7 +59,7 @@ func exp8(x archsimd.Float32x8) archsimd.Float32x8 {
 	p = p.MulAdd(r.Mul(r), r).Add(archsimd.LoadFloat32x8(&k.one))
 	ni := n.ConvertToInt32()
 	n1 := ni.ShiftAllRight(1)
-	bias := archsimd.BroadcastInt32x8(127)
+	bias := archsimd.LoadInt32x8(&exp8Bias)
 	s1 := n1.Add(bias).ShiftAllLeft(23).AsFloat32x8()
 	s2 := ni.Sub(n1).Add(bias).ShiftAllLeft(23).AsFloat32x8()
 	return p.Mul(s1).Mul(s2)
