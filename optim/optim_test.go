@@ -404,7 +404,9 @@ func TestClipGradNorm(t *testing.T) {
 
 // Large enough for several blocks and the parallel path: the norm must match
 // a plain float64 sum and not depend on the number of cores.
-func TestClipGradNormLargeDeterministic(t *testing.T) { eachVectorWidth(t, clipGradNormLargeDeterministic) }
+func TestClipGradNormLargeDeterministic(t *testing.T) {
+	eachVectorWidth(t, clipGradNormLargeDeterministic)
+}
 
 func clipGradNormLargeDeterministic(t *testing.T) {
 	sizes := []int{3*clipBlock + 11, 5, parallelMin * 2}
