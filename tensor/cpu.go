@@ -77,20 +77,20 @@ func CPU() CPUInfo {
 // CPU reports no cache sizes. On the Zen 4 (1 MiB L2, 32 KiB L1d) this
 // gives the 256 (fp32) and 512 (bf16) that were tuned there by hand; on
 // the Xeon (2 MiB, 48 KiB) 384 for fp32.
-// sliverChunk is how many k steps of a sliver of stepBytes a step fill at
-// most half of an L1d of l1d bytes, a multiple of 32 within [64, 512]
-// (256 when the CPU reports no L1d size).
-func sliverChunk(l1d, stepBytes int) int {
-	if l1d <= 0 {
-		return 256
-	}
-	return min(max(l1d/2/stepBytes&^31, 64), 512)
-}
-
 func kBlock(l1d, l2, nc, mr, elemBytes, def int) int {
 	if l1d <= 0 || l2 <= 0 {
 		return def
 	}
 	kc := min(l2*3/4/(nc*elemBytes), l1d/4/(mr*elemBytes))
 	return min(max(kc&^31, 64), 512)
+}
+
+// sliverChunk is how many k steps of a sliver (stepBytes a step) fill at
+// most half of an L1d of l1d bytes: a multiple of 32 within [64, 512], 256
+// when the CPU reports no L1d size.
+func sliverChunk(l1d, stepBytes int) int {
+	if l1d <= 0 {
+		return 256
+	}
+	return min(max(l1d/2/stepBytes&^31, 64), 512)
 }

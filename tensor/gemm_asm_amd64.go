@@ -401,9 +401,8 @@ func (t tileKernel) panel(steps int, a unsafe.Pointer, astep, arow uintptr, b un
 
 // panel256 is panel on the AVX2 tiles: each sliver's rows (≤ 6: see
 // panelRows) as tiles of 3 rows, the last of 2 or 1 where fewer are left,
-// whole 32-column tiles with alpha
-// = 1 and beta ∈ {0, 1} straight into C, the rest into out and then
-// storeTile32. Each tile reads the whole sliver again, so the k block is
+// whole 32-column tiles with alpha = 1 and beta ∈ {0, 1} straight into C,
+// the rest into out and then storeTile32. Each tile reads the whole sliver again, so the k block is
 // run in chunks of avx2KChunk steps, a part of the sliver that stays in L1
 // across the three tiles (the whole block's sliver, 32 KiB at k = 256, is
 // the whole L1d of a Zen or a Haswell: the second and third tile read it
