@@ -42,18 +42,62 @@ func fma1x32c(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer
 //go:noescape
 func fma8x32(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, out *[256]float32)
 
-// fma3x32v, fma2x32v and fma1x32v are the AVX2 tiles (tileFMA256): 3, 2
-// and 1 rows × all 32 columns of a sliver, C = tile or C += tile (bit 63
-// of ldcb).
+// fmaRx(8V)v are the AVX2 tiles (tileFMA256): R = 3, 2 or 1 rows × V = 4,
+// 3, 2 or 1 vectors of 8 columns of a sliver, the last vector at byte
+// offset last (gemm_avx2_kernel_amd64.s), C = tile or C += tile (bit 63
+// of ldcb). avx2Tiles[R−1][V−1] is each.
 //
 //go:noescape
-func fma3x32v(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr)
+func fma3x32v(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb, last uintptr)
 
 //go:noescape
-func fma2x32v(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr)
+func fma3x24v(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb, last uintptr)
 
 //go:noescape
-func fma1x32v(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr)
+func fma3x16v(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb, last uintptr)
+
+//go:noescape
+func fma3x8v(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb, last uintptr)
+
+//go:noescape
+func fma2x32v(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb, last uintptr)
+
+//go:noescape
+func fma2x24v(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb, last uintptr)
+
+//go:noescape
+func fma2x16v(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb, last uintptr)
+
+//go:noescape
+func fma2x8v(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb, last uintptr)
+
+//go:noescape
+func fma1x32v(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb, last uintptr)
+
+//go:noescape
+func fma1x24v(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb, last uintptr)
+
+//go:noescape
+func fma1x16v(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb, last uintptr)
+
+//go:noescape
+func fma1x8v(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb, last uintptr)
+
+type avx2TileFunc func(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb, last uintptr)
+
+var avx2Tiles = [3][4]avx2TileFunc{
+	{fma1x8v, fma1x16v, fma1x24v, fma1x32v},
+	{fma2x8v, fma2x16v, fma2x24v, fma2x32v},
+	{fma3x8v, fma3x16v, fma3x24v, fma3x32v},
+}
+
+// avx2Tile is the AVX2 tile for rows (1–3) × cols (1–32) columns of a
+// sliver and the byte offset of its last vector: the tile stores exactly
+// columns 0 … cols−1 when cols ≥ 8, and columns 0 … 7 (into scratch)
+// when fewer.
+func avx2Tile(rows, cols int) (avx2TileFunc, uintptr) {
+	return avx2Tiles[rows-1][(cols+7)/8-1], uintptr(max(cols-8, 0)) * 4
+}
 
 const (
 	asmMR = 8
@@ -401,12 +445,16 @@ func (t tileKernel) panel(steps int, a unsafe.Pointer, astep, arow uintptr, b un
 
 // panel256 is panel on the AVX2 tiles: each sliver's rows (≤ 6: see
 // panelRows) as tiles of 3 rows, the last of 2 or 1 where fewer are left,
-// whole 32-column tiles with alpha = 1 and beta ∈ {0, 1} straight into C,
-// the rest into out and then storeTile32. Each tile reads the whole sliver again, so the k block is
-// run in chunks of avx2KChunk steps, a part of the sliver that stays in L1
-// across the three tiles (the whole block's sliver, 32 KiB at k = 256, is
-// the whole L1d of a Zen or a Haswell: the second and third tile read it
-// from L2 again); the chunks after the first add onto the tile.
+// and of as many 8-column vectors as the sliver's columns need (a last
+// sliver of 20 columns runs 24, not 32). With alpha = 1 and beta ∈ {0, 1}
+// tiles of 8 columns or more go straight into C, their last vector
+// overlapping the one before it (gemm_avx2_kernel_amd64.s); the rest
+// into out and then storeTile32. Each tile reads the whole sliver again,
+// so the k block is run in chunks of avx2KChunk steps, a part of the
+// sliver that stays in L1 across the three tiles (the whole block's
+// sliver, 32 KiB at k = 256, is the whole L1d of a Zen or a Haswell: the
+// second and third tile read it from L2 again); the chunks after the
+// first add onto the tile.
 func panel256(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c []float32, ldc, rows, nb int, alpha, beta float32, out *[256]float32) {
 	direct := alpha == 1 && (beta == 0 || beta == 1)
 	ldcbC := uintptr(ldc) * 4
@@ -416,12 +464,12 @@ func panel256(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer
 	for s, js := 0, 0; js < nb; s, js = s+1, js+asmNR {
 		cols := min(asmNR, nb-js)
 		b := unsafe.Add(b, s*steps*asmNR*4)
-		toC := direct && cols == asmNR
+		toC := direct && cols >= 8
 		var dst []float32
 		ldd, ldcb := asmNR, uintptr(asmNR*4)
 		if toC {
 			dst, ldd, ldcb = c[js:], ldc, ldcbC
-			_ = dst[(rows-1)*ldc+asmNR-1] // bounds: the whole tile
+			_ = dst[(rows-1)*ldc+cols-1] // bounds: the whole tile
 		} else {
 			dst = out[:]
 		}
@@ -429,18 +477,10 @@ func panel256(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer
 			kn := min(avx2KChunk, steps-k0)
 			ak, bk := unsafe.Add(a, uintptr(k0)*astep), unsafe.Add(b, k0*asmNR*4)
 			for r := 0; r < rows; {
-				ar, cr := unsafe.Add(ak, uintptr(r)*arow), unsafe.Pointer(&dst[r*ldd])
-				switch rows - r {
-				case 1:
-					fma1x32v(kn, ar, astep, arow, bk, cr, ldcb)
-					r++
-				case 2:
-					fma2x32v(kn, ar, astep, arow, bk, cr, ldcb)
-					r += 2
-				default:
-					fma3x32v(kn, ar, astep, arow, bk, cr, ldcb)
-					r += 3
-				}
+				n := min(3, rows-r)
+				tile, last := avx2Tile(n, cols)
+				tile(kn, unsafe.Add(ak, uintptr(r)*arow), astep, arow, bk, unsafe.Pointer(&dst[r*ldd]), ldcb, last)
+				r += n
 			}
 			ldcb |= 1 << 63
 		}

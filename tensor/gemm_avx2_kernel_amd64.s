@@ -5,26 +5,148 @@
 
 // The AVX2 (VEX, 16 ymm registers) fp32 tiles of the assembly driver, for
 // CPUs without AVX-512 (AMD Zen 1–3, Intel Haswell to the client cores):
-// 3, 2 or 1 rows × 32 columns on the same packed 32-wide B slivers as
-// fma8x32c, a 6-row panel cut 3+3 (panelRows), 2 and 1 rows only at the
-// end of C. The archsimd 4×16 kernel they replace
+// R = 3, 2 or 1 rows × V = 4, 3, 2 or 1 vectors of 8 columns, on the same
+// packed 32-wide B slivers as fma8x32c. A 6-row panel is cut 3+3
+// (panelRows), 2 and 1 rows only at the end of C; V < 4 only on a last
+// sliver narrower than 32 columns. The archsimd 4×16 kernel they replace
 // is limited by the Go compiler to 8 accumulators and a register move per
-// FMA; these keep 12 (3 rows × 4 ymm) in Y0–Y11, row r's A broadcast in
-// Y12+r and the current B vector in Y15, so each step is 12 FMAs on 7 loads.
-// X15 is free here: the compiler zeroes it again after calling ABI0 code.
+// FMA; these keep up to 12 (3 rows × 4 ymm) in Y0–Y11, row r's A broadcast
+// in Y12+r and the current B vector in Y15, so a 3×32 step is 12 FMAs on 7
+// loads. X15 is free here: the compiler zeroes it again after calling ABI0
+// code.
 //
-//	func k(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr)
+//	func fmaRx(8V)v(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb, last uintptr)
 //
-// C(r, j) = Σ_p A(r,p)·B(p,j) for the tile's rows and all 32 columns, A row
-// r's current element at a + r·arow advancing astep bytes per step, B a
-// packed sliver (128 bytes per step); C's rows ldcb&^(1<<63) bytes apart,
-// C = tile when bit 63 of ldcb is clear, C += tile when set. The driver
-// gives partial-column tiles a scratch C (out) and stores them itself.
+// C(r, j) = Σ_p A(r,p)·B(p,j) for the tile's rows and columns, A row r's
+// current element at a + r·arow advancing astep bytes per step, B a packed
+// sliver (128 bytes per step); C's rows ldcb&^(1<<63) bytes apart, C =
+// tile when bit 63 of ldcb is clear, C += tile when set.
+//
+// Vectors 0 … V−2 are columns 0 … 8(V−1)−1; the last vector is the eight
+// columns from byte offset last, in the sliver and in C alike. A tile of w
+// columns (8 ≤ w ≤ 32) passes last = 4(w−8): its last vector overlaps the
+// one before it instead of running past column w, so it is stored into C
+// whole, without masks or scratch. Where two vectors overlap they hold the
+// same sums (the same FMAs in the same order), and every row's loads of C
+// come before its stores, so C += tile adds once.
 
-// AVX2_PROLOGUE loads the arguments and the A row pointers (TILE_ARGS),
-// and zeroes the accumulators.
-#define AVX2_PROLOGUE \
+// AVX2_BCASTR: broadcast the current A element of rows 0 … R−1.
+#define AVX2_BCAST1 \
+	VBROADCASTSS (SI), Y12
+
+#define AVX2_BCAST2 \
+	AVX2_BCAST1; \
+	VBROADCASTSS (AX), Y13
+
+#define AVX2_BCAST3 \
+	AVX2_BCAST2; \
+	VBROADCASTSS (BX), Y14
+
+// AVX2_FMAR(src, a0, a1, a2): load the B vector at src, add its products
+// with rows 0 … R−1 to accumulators a0 … a(R−1).
+#define AVX2_FMA1(src, a0, a1, a2) \
+	VMOVUPS src, Y15; \
+	VFMADD231PS Y15, Y12, a0
+
+#define AVX2_FMA2(src, a0, a1, a2) \
+	AVX2_FMA1(src, a0, a1, a2); \
+	VFMADD231PS Y15, Y13, a1
+
+#define AVX2_FMA3(src, a0, a1, a2) \
+	AVX2_FMA2(src, a0, a1, a2); \
+	VFMADD231PS Y15, Y14, a2
+
+// AVX2_VECSV(fma): the V vectors of one k step; vector v of row r
+// accumulates in Y(4r+v).
+#define AVX2_VECS1(fma) \
+	fma((DI)(R12*1), Y0, Y4, Y8)
+
+#define AVX2_VECS2(fma) \
+	fma(0(DI), Y0, Y4, Y8); \
+	fma((DI)(R12*1), Y1, Y5, Y9)
+
+#define AVX2_VECS3(fma) \
+	fma(0(DI), Y0, Y4, Y8); \
+	fma(32(DI), Y1, Y5, Y9); \
+	fma((DI)(R12*1), Y2, Y6, Y10)
+
+#define AVX2_VECS4(fma) \
+	fma(0(DI), Y0, Y4, Y8); \
+	fma(32(DI), Y1, Y5, Y9); \
+	fma(64(DI), Y2, Y6, Y10); \
+	fma((DI)(R12*1), Y3, Y7, Y11)
+
+// AVX2_ADVR: on to the next k step (DECQ last: the loop branches on it).
+#define AVX2_ADV1 \
+	ADDQ $128, DI; \
+	ADDQ DX, SI; \
+	DECQ CX
+
+#define AVX2_ADV2 \
+	ADDQ $128, DI; \
+	ADDQ DX, SI; \
+	ADDQ DX, AX; \
+	DECQ CX
+
+#define AVX2_ADV3 \
+	ADDQ $128, DI; \
+	ADDQ DX, SI; \
+	ADDQ DX, AX; \
+	ADDQ DX, BX; \
+	DECQ CX
+
+// AVX2_ROWV(op, y0, y1, y2, y3): op(register, memory) on the V vectors of
+// one row of C at DI (the accumulators past V are not touched).
+#define AVX2_ST(y, m) VMOVUPS y, m
+#define AVX2_AD(y, m) VADDPS m, y, y
+
+#define AVX2_ROW1(op, y0, y1, y2, y3) \
+	op(y0, (DI)(R12*1))
+
+#define AVX2_ROW2(op, y0, y1, y2, y3) \
+	op(y0, 0(DI)); \
+	op(y1, (DI)(R12*1))
+
+#define AVX2_ROW3(op, y0, y1, y2, y3) \
+	op(y0, 0(DI)); \
+	op(y1, 32(DI)); \
+	op(y2, (DI)(R12*1))
+
+#define AVX2_ROW4(op, y0, y1, y2, y3) \
+	op(y0, 0(DI)); \
+	op(y1, 32(DI)); \
+	op(y2, 64(DI)); \
+	op(y3, (DI)(R12*1))
+
+// AVX2_STORE and AVX2_ADD write one row (C = tile, C += tile) and move DI
+// R13 bytes on to the next; AVX2_ADD loads the whole row before it stores
+// any of it (see the overlap above).
+#define AVX2_STORE(rowv, y0, y1, y2, y3) \
+	rowv(AVX2_ST, y0, y1, y2, y3); \
+	ADDQ R13, DI
+
+#define AVX2_ADD(rowv, y0, y1, y2, y3) \
+	rowv(AVX2_AD, y0, y1, y2, y3); \
+	rowv(AVX2_ST, y0, y1, y2, y3); \
+	ADDQ R13, DI
+
+#define AVX2_ROWS1(how, rowv) \
+	how(rowv, Y0, Y1, Y2, Y3)
+
+#define AVX2_ROWS2(how, rowv) \
+	AVX2_ROWS1(how, rowv); \
+	how(rowv, Y4, Y5, Y6, Y7)
+
+#define AVX2_ROWS3(how, rowv) \
+	AVX2_ROWS2(how, rowv); \
+	how(rowv, Y8, Y9, Y10, Y11)
+
+// AVX2_KERNEL(bcast, fma, adv, vecs, rows, rowv) is a whole kernel: the
+// arguments (TILE_ARGS, last in R12), zeroed accumulators, the k loop,
+// then C = tile or C += tile.
+#define AVX2_KERNEL(bcast, fma, adv, vecs, rows, rowv) \
 	TILE_ARGS; \
+	MOVQ last+56(FP), R12; \
 	VXORPS Y0, Y0, Y0; \
 	VXORPS Y1, Y1, Y1; \
 	VXORPS Y2, Y2, Y2; \
@@ -36,125 +158,56 @@
 	VXORPS Y8, Y8, Y8; \
 	VXORPS Y9, Y9, Y9; \
 	VXORPS Y10, Y10, Y10; \
-	VXORPS Y11, Y11, Y11
-
-// AVX2_STEP1: one k step of 1 row.
-#define AVX2_STEP1 \
-	VBROADCASTSS (SI), Y12; \
-	VMOVUPS 0(DI), Y15; \
-	VFMADD231PS Y15, Y12, Y0; \
-	VMOVUPS 32(DI), Y15; \
-	VFMADD231PS Y15, Y12, Y1; \
-	VMOVUPS 64(DI), Y15; \
-	VFMADD231PS Y15, Y12, Y2; \
-	VMOVUPS 96(DI), Y15; \
-	VFMADD231PS Y15, Y12, Y3; \
-	ADDQ $128, DI; \
-	ADDQ DX, SI; \
-	DECQ CX
-
-// AVX2_STEP2: one k step of 2 rows.
-#define AVX2_STEP2 \
-	VBROADCASTSS (SI), Y12; \
-	VBROADCASTSS (AX), Y13; \
-	VMOVUPS 0(DI), Y15; \
-	VFMADD231PS Y15, Y12, Y0; \
-	VFMADD231PS Y15, Y13, Y4; \
-	VMOVUPS 32(DI), Y15; \
-	VFMADD231PS Y15, Y12, Y1; \
-	VFMADD231PS Y15, Y13, Y5; \
-	VMOVUPS 64(DI), Y15; \
-	VFMADD231PS Y15, Y12, Y2; \
-	VFMADD231PS Y15, Y13, Y6; \
-	VMOVUPS 96(DI), Y15; \
-	VFMADD231PS Y15, Y12, Y3; \
-	VFMADD231PS Y15, Y13, Y7; \
-	ADDQ $128, DI; \
-	ADDQ DX, SI; \
-	ADDQ DX, AX; \
-	DECQ CX
-
-// AVX2_STEP3: one k step of 3 rows.
-#define AVX2_STEP3 \
-	VBROADCASTSS (SI), Y12; \
-	VBROADCASTSS (AX), Y13; \
-	VBROADCASTSS (BX), Y14; \
-	VMOVUPS 0(DI), Y15; \
-	VFMADD231PS Y15, Y12, Y0; \
-	VFMADD231PS Y15, Y13, Y4; \
-	VFMADD231PS Y15, Y14, Y8; \
-	VMOVUPS 32(DI), Y15; \
-	VFMADD231PS Y15, Y12, Y1; \
-	VFMADD231PS Y15, Y13, Y5; \
-	VFMADD231PS Y15, Y14, Y9; \
-	VMOVUPS 64(DI), Y15; \
-	VFMADD231PS Y15, Y12, Y2; \
-	VFMADD231PS Y15, Y13, Y6; \
-	VFMADD231PS Y15, Y14, Y10; \
-	VMOVUPS 96(DI), Y15; \
-	VFMADD231PS Y15, Y12, Y3; \
-	VFMADD231PS Y15, Y13, Y7; \
-	VFMADD231PS Y15, Y14, Y11; \
-	ADDQ $128, DI; \
-	ADDQ DX, SI; \
-	ADDQ DX, AX; \
-	ADDQ DX, BX; \
-	DECQ CX
-
-// AVX2_ROW stores one tile row into C at DI and moves DI R13 bytes on;
-// AVX2_ADD_ROW adds C's row to it first.
-#define AVX2_ROW(y0, y1, y2, y3) \
-	VMOVUPS y0, (DI); \
-	VMOVUPS y1, 32(DI); \
-	VMOVUPS y2, 64(DI); \
-	VMOVUPS y3, 96(DI); \
-	ADDQ R13, DI
-
-#define AVX2_ADD_ROW(y0, y1, y2, y3) \
-	VADDPS (DI), y0, y0; \
-	VADDPS 32(DI), y1, y1; \
-	VADDPS 64(DI), y2, y2; \
-	VADDPS 96(DI), y3, y3; \
-	AVX2_ROW(y0, y1, y2, y3)
-
-#define AVX2_ROWS1(row) \
-	row(Y0, Y1, Y2, Y3)
-
-#define AVX2_ROWS2(row) \
-	AVX2_ROWS1(row); \
-	row(Y4, Y5, Y6, Y7)
-
-#define AVX2_ROWS3(row) \
-	AVX2_ROWS2(row); \
-	row(Y8, Y9, Y10, Y11)
-
-// AVX2_KERNEL(step, tilerows) is a whole kernel: the k loop, then C = tile
-// or C += tile on the rows tilerows names.
-#define AVX2_KERNEL(step, tilerows) \
-	AVX2_PROLOGUE; \
+	VXORPS Y11, Y11, Y11; \
 loop: \
-	step; \
+	bcast; \
+	vecs(fma); \
+	adv; \
 	JNZ  loop; \
 	MOVQ c+40(FP), DI; \
 	MOVQ ldcb+48(FP), R13; \
 	BTRQ $63, R13; \
 	JCS  accum; \
-	tilerows(AVX2_ROW); \
+	rows(AVX2_STORE, rowv); \
 	VZEROUPPER; \
 	RET; \
 accum: \
-	tilerows(AVX2_ADD_ROW); \
+	rows(AVX2_ADD, rowv); \
 	VZEROUPPER; \
 	RET
 
-// func fma3x32v(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr)
-TEXT ·fma3x32v(SB), NOSPLIT, $0-56
-	AVX2_KERNEL(AVX2_STEP3, AVX2_ROWS3)
+TEXT ·fma3x32v(SB), NOSPLIT, $0-64
+	AVX2_KERNEL(AVX2_BCAST3, AVX2_FMA3, AVX2_ADV3, AVX2_VECS4, AVX2_ROWS3, AVX2_ROW4)
 
-// func fma2x32v(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr)
-TEXT ·fma2x32v(SB), NOSPLIT, $0-56
-	AVX2_KERNEL(AVX2_STEP2, AVX2_ROWS2)
+TEXT ·fma3x24v(SB), NOSPLIT, $0-64
+	AVX2_KERNEL(AVX2_BCAST3, AVX2_FMA3, AVX2_ADV3, AVX2_VECS3, AVX2_ROWS3, AVX2_ROW3)
 
-// func fma1x32v(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c unsafe.Pointer, ldcb uintptr)
-TEXT ·fma1x32v(SB), NOSPLIT, $0-56
-	AVX2_KERNEL(AVX2_STEP1, AVX2_ROWS1)
+TEXT ·fma3x16v(SB), NOSPLIT, $0-64
+	AVX2_KERNEL(AVX2_BCAST3, AVX2_FMA3, AVX2_ADV3, AVX2_VECS2, AVX2_ROWS3, AVX2_ROW2)
+
+TEXT ·fma3x8v(SB), NOSPLIT, $0-64
+	AVX2_KERNEL(AVX2_BCAST3, AVX2_FMA3, AVX2_ADV3, AVX2_VECS1, AVX2_ROWS3, AVX2_ROW1)
+
+TEXT ·fma2x32v(SB), NOSPLIT, $0-64
+	AVX2_KERNEL(AVX2_BCAST2, AVX2_FMA2, AVX2_ADV2, AVX2_VECS4, AVX2_ROWS2, AVX2_ROW4)
+
+TEXT ·fma2x24v(SB), NOSPLIT, $0-64
+	AVX2_KERNEL(AVX2_BCAST2, AVX2_FMA2, AVX2_ADV2, AVX2_VECS3, AVX2_ROWS2, AVX2_ROW3)
+
+TEXT ·fma2x16v(SB), NOSPLIT, $0-64
+	AVX2_KERNEL(AVX2_BCAST2, AVX2_FMA2, AVX2_ADV2, AVX2_VECS2, AVX2_ROWS2, AVX2_ROW2)
+
+TEXT ·fma2x8v(SB), NOSPLIT, $0-64
+	AVX2_KERNEL(AVX2_BCAST2, AVX2_FMA2, AVX2_ADV2, AVX2_VECS1, AVX2_ROWS2, AVX2_ROW1)
+
+TEXT ·fma1x32v(SB), NOSPLIT, $0-64
+	AVX2_KERNEL(AVX2_BCAST1, AVX2_FMA1, AVX2_ADV1, AVX2_VECS4, AVX2_ROWS1, AVX2_ROW4)
+
+TEXT ·fma1x24v(SB), NOSPLIT, $0-64
+	AVX2_KERNEL(AVX2_BCAST1, AVX2_FMA1, AVX2_ADV1, AVX2_VECS3, AVX2_ROWS1, AVX2_ROW3)
+
+TEXT ·fma1x16v(SB), NOSPLIT, $0-64
+	AVX2_KERNEL(AVX2_BCAST1, AVX2_FMA1, AVX2_ADV1, AVX2_VECS2, AVX2_ROWS1, AVX2_ROW2)
+
+TEXT ·fma1x8v(SB), NOSPLIT, $0-64
+	AVX2_KERNEL(AVX2_BCAST1, AVX2_FMA1, AVX2_ADV1, AVX2_VECS1, AVX2_ROWS1, AVX2_ROW1)

@@ -90,6 +90,10 @@ func gemmCases() []gemmCase {
 				gemmCase{tA, tB, 300, 180, 720, 1, 0, 0},
 				gemmCase{tA, tB, 180, 180, 1100, 0.5, 1, 3},
 				gemmCase{tA, tB, 1000, 97, 33, 1, -0.5, 1},
+				// A last sliver of 23 columns (the AVX2 tiles' overlapping
+				// last vector) written and added into C, over k chunks.
+				gemmCase{tA, tB, 50, 183, 300, 1, 0, 0},
+				gemmCase{tA, tB, 50, 183, 300, 1, 1, 0},
 				// k-heavy (weight gradients): the k-split path.
 				gemmCase{tA, tB, 37, 45, 3000, 1, 1, 2},
 				gemmCase{tA, tB, 20, 33, 9000, 0.5, 0, 0},
