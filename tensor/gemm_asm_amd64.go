@@ -373,10 +373,10 @@ func asmCompute(t tileKernel, transA bool, m, n, k int, alpha float32, a []float
 // A panel's rows of A are 6 or 8 streams of 1 KiB (one k block of 256
 // floats) that the first sliver's tiles read from memory; the hardware
 // prefetcher catches each stream only after a few misses. Prefetched a
-// panel ahead they are in L2 when the tiles start (BenchmarkSgemm on one
-// core of a Zen 4, GFLOP/s: W2's product 6400×180×720 90 → 101 on the
-// AVX2 tiles, 91 → 95 on AVX-512; a weight gradient 180×180×6400 TN
-// 77 → 85 on AVX-512).
+// panel ahead they are in L2 when the tiles start. BenchmarkSgemmPrefetchA
+// on one core of a Zen 4, GFLOP/s without → with: W2's product
+// 6400×180×720 85 → 94–98 on the AVX2 tiles, 98 → 102 on AVX-512;
+// attention's P·V 67 → 84 and 74 → 85.
 var prefetchPanels = true
 
 // prefetchPanel prefetches into L2 the rows ≥ i (rows of them) of op(A)

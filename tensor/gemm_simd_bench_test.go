@@ -50,6 +50,30 @@ func BenchmarkSgemmDirectAT(b *testing.B) {
 	}
 }
 
+// BenchmarkSgemmPrefetchA compares asmCompute with and without the
+// prefetch of the next panel's op(A) (prefetchPanels) on the model's
+// shapes, on each assembly back end (avx512, avx2), side by side in one
+// run; -cpu 1 gives the steadiest figures.
+func BenchmarkSgemmPrefetchA(b *testing.B) {
+	defer SetBackend(registry[0].b.Name())
+	for _, be := range []string{"avx512", "avx2"} {
+		if SetBackend(be) != nil {
+			continue
+		}
+		for _, sh := range benchShapes {
+			for _, pf := range []bool{false, true} {
+				b.Run(fmt.Sprintf("%s/%s/prefetch=%v", be, sh.name, pf), func(b *testing.B) {
+					SetBackend(be)
+					prev := prefetchPanels
+					prefetchPanels = pf
+					defer func() { prefetchPanels = prev }()
+					benchShapeRun(b, sh)
+				})
+			}
+		}
+	}
+}
+
 // BenchmarkSgemmNarrowTails compares a last sliver of at most 16 or 24
 // columns on the narrow kernels (fma8x16c, fma8x24c, dpbf16x8x16c,
 // dpbf16x8x24c) with the 32-column ones (narrowTails), side by side in one
