@@ -24,8 +24,8 @@ var (
 // that the rotated pairs then overwrite (half the loads and stores; 30%
 // faster on cached data, BenchmarkRotateSplit). On CPUs without AVX-512
 // rotateCopy32x8 does the same 8 lanes at a time. It returns false, doing
-// nothing, where it does not apply (no AVX2 and FMA, no rotated pairs, or
-// an axis half wider than 64).
+// nothing, where it does not apply (no AVX2 and FMA, no rotated pairs, an
+// axis half wider than 64, or without AVX-512 one narrower than 8).
 func rotateCopy32(dst, src, cos, sin []float32, l Layout, L, heads int, dOff, sOff headStrides, lo, hi int, inverse bool) bool {
 	half, R, w := l.AxisDim/2, l.R, l.D*l.R
 	if R == 0 || half > 16*maxChunks {

@@ -5,7 +5,7 @@ package tensor
 // The avx512 and avx2 back ends' default single-core product: a
 // BLIS-style driver (B packed in 32-wide slivers, A read in place or
 // packed in 8-row panels) over assembly tiles, the 8×32 fma8x32 family on
-// AVX-512 and the 3/2/1×32 fma3x32v family on AVX2 (tileKernel). The
+// AVX-512 and the 3/2/1-row fma3x32v family on AVX2 (tileKernel). The
 // archsimd kernels (gemm_simd_kernel_amd64.go) stay as the reference,
 // behind simdAsmKernel.
 
@@ -408,7 +408,7 @@ type tileKernel uint8
 const (
 	tileFMA    tileKernel = iota // fma8x32c / fma8x32 (fp32)
 	tileDPBF16                   // dpbf16x8x32c / dpbf16x8x32 (bf16 pairs)
-	tileFMA256                   // fma3x32v / fma2x32v / fma1x32v (fp32, AVX2)
+	tileFMA256                   // fmaRx(8V)v, avx2Tiles (fp32, AVX2)
 )
 
 // panelRows is how many rows of C one panel call computes: 8 for the 8×32
