@@ -487,10 +487,10 @@ func (t tileKernel) panel(steps int, a unsafe.Pointer, astep, arow uintptr, b un
 // overlapping the one before it (gemm_avx2_kernel_amd64.s); the rest
 // into out and then storeTile32. Each tile reads the whole sliver again,
 // so the k block is run in chunks of avx2KChunk steps, a part of the
-// sliver that stays in L1 across the three tiles (the whole block's
+// sliver that stays in L1 across the panel's tiles (the whole block's
 // sliver, 32 KiB at k = 256, is the whole L1d of a Zen or a Haswell: the
-// second and third tile read it from L2 again); the chunks after the
-// first add onto the tile.
+// second tile read it from L2 again); the chunks after the first add onto
+// the tile.
 func panel256(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c []float32, ldc, rows, nb int, alpha, beta float32, out *[256]float32) {
 	direct := alpha == 1 && (beta == 0 || beta == 1)
 	ldcbC := uintptr(ldc) * 4
