@@ -12,10 +12,10 @@ import (
 
 // TestPackBT32 checks the register-transposing pack of op(B) = bᵀ against
 // its definition, d[p·32 + j] = b[(j0+j)·ldb + pc + p] and zero for
-// j ≥ w, over widths and k lengths on and off the 16×16 blocks.
+// j ≥ w, over widths and k lengths on and off its 8×8 blocks.
 func TestPackBT32(t *testing.T) {
-	if !hasAVX512 {
-		t.Skip("packBT32 needs AVX-512; this CPU lacks it")
+	if !hasAVX2FMA {
+		t.Skip("packBT32 needs AVX2; this CPU lacks it")
 	}
 	for _, tc := range []struct{ kb, w, ldb, pc, j0 int }{
 		{60, 32, 201, 0, 0},  // attention: k = head dim, a full sliver
@@ -25,6 +25,8 @@ func TestPackBT32(t *testing.T) {
 		{7, 32, 40, 3, 1},
 		{33, 1, 50, 2, 0},
 		{1, 17, 5, 4, 2},
+		{9, 25, 12, 1, 3}, // 8 columns + 8 + 8 + 1; 8 steps + 1
+		{8, 8, 8, 0, 0},
 	} {
 		t.Run(fmt.Sprintf("kb%d_w%d", tc.kb, tc.w), func(t *testing.T) {
 			b := make([]float32, (tc.j0+tc.w)*tc.ldb)
@@ -48,6 +50,37 @@ func TestPackBT32(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkPackBT32 packs one 32-wide sliver of op(B) = bᵀ at the
+// model's transposed shapes (attention's kᵀ and vᵀ, k = 60; a k block of
+// 256 from rows of 720), beside a scalar loop storing one float per load
+// (what the AVX2 back end ran before): go test ./tensor -run '^$'
+// -bench PackBT32 -cpu 1.
+func BenchmarkPackBT32(b *testing.B) {
+	if !hasAVX2FMA {
+		b.Skip("packBT32 needs AVX2; this CPU lacks it")
+	}
+	scalar := func(src []float32, ldb, pc, j0, kb, w int, d []float32) {
+		for j := range w {
+			for p, v := range src[(j0+j)*ldb+pc:][:kb] {
+				d[p*32+j] = v
+			}
+		}
+	}
+	for _, s := range []struct{ kb, ldb int }{{60, 60}, {180, 180}, {256, 720}} {
+		src, d := make([]float32, 32*s.ldb), make([]float32, s.kb*32)
+		for _, v := range []struct {
+			name string
+			pack func(b []float32, ldb, pc, j0, kb, w int, d []float32)
+		}{{"scalar", scalar}, {"transpose8", packBT32}} {
+			b.Run(fmt.Sprintf("k%d/%s", s.kb, v.name), func(b *testing.B) {
+				for range b.N {
+					v.pack(src, s.ldb, 0, 0, s.kb, 32, d)
+				}
+			})
+		}
 	}
 }
 

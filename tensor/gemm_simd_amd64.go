@@ -297,7 +297,7 @@ func packB(transB bool, b []float32, ldb, pc, j0, kb, w, nr int, d []float32) {
 		}
 		return
 	}
-	if nr == 32 && hasAVX512 {
+	if nr == 32 && hasAVX2FMA {
 		packBT32(b, ldb, pc, j0, kb, w, d)
 		return
 	}
@@ -315,33 +315,73 @@ func packB(transB bool, b []float32, ldb, pc, j0, kb, w, nr int, d []float32) {
 	}
 }
 
-// packBT32 is packB of op(B) = bᵀ into a 32-wide sliver: 16 columns of
-// op(B) (rows of b) × 16 steps at a time are loaded as 16 vectors,
-// transposed in registers and stored as 16 sliver rows. Columns past w
-// are zero lanes, the sliver's padding.
+// packBT32 is packB of op(B) = bᵀ into a 32-wide sliver, 8 columns of
+// op(B) (rows of b) × 8 steps at a time: 8 loads, a transpose in ymm
+// registers, 8 stores. Columns past w are zero lanes, the sliver's
+// padding. AVX2, and used with AVX-512 too: on a Zen 4 it packed a
+// 256×32 sliver in 2.0 µs, against 3.7 for a 16×16 AVX-512 transpose
+// that kept its rows in an array (in memory) and 4.7 for a scalar loop.
+//
+// The transpose: 32-bit, then 64-bit interleaves of row pairs within each
+// 128-bit half, then the halves exchanged between rows i and i+4. It is
+// written out on eight variables, not an array, and not as a call, which
+// would return with the upper ymm state dirty (TestNoSSEAfterAVX).
 func packBT32(b []float32, ldb, pc, j0, kb, w int, d []float32) {
-	var rows [16]archsimd.Uint32x16
-	for jb := 0; jb < 32; jb += 16 {
-		nj := max(0, min(16, w-jb))
-		for p0 := 0; p0 < kb; p0 += 16 {
-			np := min(16, kb-p0)
-			for jj := range rows {
-				switch {
-				case jj >= nj:
-					rows[jj] = archsimd.Uint32x16{}
-				case np == 16:
-					rows[jj] = archsimd.LoadFloat32x16Slice(b[(j0+jb+jj)*ldb+pc+p0:]).AsUint32x16()
-				default:
-					rows[jj] = simdpart.Load16(b[(j0+jb+jj)*ldb+pc+p0:][:np]).AsUint32x16()
-				}
-			}
-			transpose16(&rows)
-			for pp := range np {
-				rows[pp].AsFloat32x16().StoreSlice(d[(p0+pp)*32+jb:])
-			}
+	for jb := 0; jb < 32; jb += 8 {
+		nj := max(0, min(8, w-jb))
+		for p0 := 0; p0 < kb; p0 += 8 {
+			np := min(8, kb-p0)
+			src := b[min((j0+jb)*ldb+pc+p0, len(b)):]
+			r0, r1 := loadBT8(src, 0, ldb, nj, np), loadBT8(src, 1, ldb, nj, np)
+			r2, r3 := loadBT8(src, 2, ldb, nj, np), loadBT8(src, 3, ldb, nj, np)
+			r4, r5 := loadBT8(src, 4, ldb, nj, np), loadBT8(src, 5, ldb, nj, np)
+			r6, r7 := loadBT8(src, 6, ldb, nj, np), loadBT8(src, 7, ldb, nj, np)
+			r0, r1 = r0.InterleaveLoGrouped(r1), r0.InterleaveHiGrouped(r1)
+			r2, r3 = r2.InterleaveLoGrouped(r3), r2.InterleaveHiGrouped(r3)
+			r4, r5 = r4.InterleaveLoGrouped(r5), r4.InterleaveHiGrouped(r5)
+			r6, r7 = r6.InterleaveLoGrouped(r7), r6.InterleaveHiGrouped(r7)
+			r0, r2 = interleave64(r0, r2)
+			r1, r3 = interleave64(r1, r3)
+			r4, r6 = interleave64(r4, r6)
+			r5, r7 = interleave64(r5, r7)
+			dst := d[p0*32+jb:]
+			storeBT8(dst, 0, np, r0.Select128FromPair(0, 2, r4))
+			storeBT8(dst, 1, np, r2.Select128FromPair(0, 2, r6))
+			storeBT8(dst, 2, np, r1.Select128FromPair(0, 2, r5))
+			storeBT8(dst, 3, np, r3.Select128FromPair(0, 2, r7))
+			storeBT8(dst, 4, np, r0.Select128FromPair(1, 3, r4))
+			storeBT8(dst, 5, np, r2.Select128FromPair(1, 3, r6))
+			storeBT8(dst, 6, np, r1.Select128FromPair(1, 3, r5))
+			storeBT8(dst, 7, np, r3.Select128FromPair(1, 3, r7))
 		}
 	}
 	archsimd.ClearAVXUpperBits()
+}
+
+// loadBT8 is row jj of an 8×8 block of b (rows ldb apart from src, np ≤ 8
+// columns of each): zero past the block's nj rows or np columns.
+func loadBT8(src []float32, jj, ldb, nj, np int) archsimd.Uint32x8 {
+	switch {
+	case jj >= nj:
+		return archsimd.BroadcastUint32x8(0) // not Uint32x8{}: that zeroes with SSE moves
+	case np == 8:
+		return archsimd.LoadFloat32x8Slice(src[jj*ldb:]).AsUint32x8()
+	}
+	return simdpart.Load8(src[jj*ldb:][:np]).AsUint32x8()
+}
+
+// interleave64 is the 64-bit interleave of x and y within 128-bit halves.
+func interleave64(x, y archsimd.Uint32x8) (lo, hi archsimd.Uint32x8) {
+	a, b := x.AsUint64x4(), y.AsUint64x4()
+	return a.InterleaveLoGrouped(b).AsUint32x8(), a.InterleaveHiGrouped(b).AsUint32x8()
+}
+
+// storeBT8 stores v as sliver row pp of a 32-wide sliver from dst, if the
+// block has that row (pp < np).
+func storeBT8(dst []float32, pp, np int, v archsimd.Uint32x8) {
+	if pp < np {
+		v.AsFloat32x8().StoreSlice(dst[pp*32:])
+	}
 }
 
 // packAT packs rows ic..ic+mb of op(A) = Aᵀ over k range pc..pc+kb as
