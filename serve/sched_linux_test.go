@@ -45,7 +45,10 @@ func computePriorityChild(t *testing.T, mode string) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	defer tensor.SetThreads(0)
 	defer tensor.SetWorkerStart(nil)
-	overloadHold = 200 * time.Millisecond
+	// Long enough for both held passes to start inside the hold after the
+	// refusal under -race on a loaded 2-core machine (at 200 ms the second
+	// one sometimes began after it and ran normal-class).
+	overloadHold = time.Second
 	starved := mode == "starved"
 	if starved {
 		mode = PriorityOverload
@@ -140,6 +143,7 @@ func computePriorityChild(t *testing.T, mode string) {
 		if code, _, _ := ts.post(t, "/v1/predict", body); code != http.StatusTooManyRequests {
 			t.Fatalf("a request to a full queue got %d, want 429", code)
 		}
+		refused := time.Now()
 		if starved {
 			if !priority.idle.Load() {
 				t.Fatal("the compute is not idle-class after a refusal")
@@ -178,6 +182,9 @@ func computePriorityChild(t *testing.T, mode string) {
 			}
 			expect("after the guard", schedNormal)
 			return
+		}
+		if held := time.Since(refused); held > overloadHold {
+			t.Fatalf("the held passes ended %v after the refusal, past the %v hold the check needs", held, overloadHold)
 		}
 		expect("right after a refusal", schedIdle)
 

@@ -331,7 +331,7 @@ func packBT32(b []float32, ldb, pc, j0, kb, w int, d []float32) {
 		nj := max(0, min(8, w-jb))
 		for p0 := 0; p0 < kb; p0 += 8 {
 			np := min(8, kb-p0)
-			src := b[min((j0+jb)*ldb+pc+p0, len(b)):]
+			src := b[min((j0+jb)*ldb+pc+p0, len(b)):] // empty past the last row (nj = 0)
 			r0, r1 := loadBT8(src, 0, ldb, nj, np), loadBT8(src, 1, ldb, nj, np)
 			r2, r3 := loadBT8(src, 2, ldb, nj, np), loadBT8(src, 3, ldb, nj, np)
 			r4, r5 := loadBT8(src, 4, ldb, nj, np), loadBT8(src, 5, ldb, nj, np)
