@@ -5,8 +5,8 @@ package optim
 import "simd/archsimd"
 
 var (
-	hasAVX512 = archsimd.X86.AVX512()
-	hasAVX2   = archsimd.X86.AVX2() && archsimd.X86.FMA()
+	hasAVX512  = archsimd.X86.AVX512()
+	hasAVX2FMA = archsimd.X86.AVX2() && archsimd.X86.FMA()
 )
 
 // adamVec is adamKernel's update on 16 lanes at a time, with the same
@@ -19,7 +19,7 @@ var (
 // legacy SSE after the broadcasts (see docs/performance.md).
 func adamVec(w, g, m, v []float32, dm float32, k *adamScalars, small bool) int {
 	if !hasAVX512 {
-		if hasAVX2 {
+		if hasAVX2FMA {
 			return adamVec8(w, g, m, v, dm, k, small)
 		}
 		return 0
@@ -77,7 +77,7 @@ func sumSquaresVec(x []float32) (float64, int) {
 		return 0, 0
 	}
 	if !hasAVX512 {
-		if hasAVX2 {
+		if hasAVX2FMA {
 			return sumSquaresVec4(x)
 		}
 		return 0, 0

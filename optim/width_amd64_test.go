@@ -9,7 +9,7 @@ import "testing"
 // without AVX-512 take.
 func eachVectorWidth(t *testing.T, f func(t *testing.T)) {
 	t.Run("native", f)
-	if hasAVX512 && hasAVX2 {
+	if hasAVX512 && hasAVX2FMA {
 		t.Run("avx2", func(t *testing.T) {
 			hasAVX512 = false
 			defer func() { hasAVX512 = true }()
