@@ -5,8 +5,9 @@
 //	romae evaluate --model PRETRAINED --data OBSERVED.ts --hidden HIDDEN.ts --baselines
 //
 // scores romae's values at the hidden steps beside linear and spline
-// interpolation. Both files hold (time, value) pairs. Every series keeps at
-// least one observed step and hides at least one.
+// interpolation. Both files hold (time, value) pairs. The split is
+// datasets.ObserveFraction's: every series keeps at least one observed step
+// and hides at least one.
 //
 //	go run ./scripts/holdout -in X.ts -frac 0.2 -observed O.ts -hidden H.ts [-seed S]
 package main
@@ -15,12 +16,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
-	"math/rand/v2"
 	"os"
 
 	"romae/ckpt"
 	"romae/data"
+	"romae/datasets"
 )
 
 func main() {
@@ -47,31 +47,13 @@ func run(in, observed, hidden string, frac float64, seed uint64) error {
 	if err != nil {
 		return err
 	}
-	obs, hid := *ds, *ds
-	obs.Samples, hid.Samples = make([]data.Sample, len(ds.Samples)), make([]data.Sample, len(ds.Samples))
-	rng := rand.New(rand.NewPCG(seed, 0x686f6c646f7574))
 	for i, s := range ds.Samples {
-		n := s.Len(ds.C)
-		if n < 2 {
+		if n := s.Len(ds.C); n < 2 {
 			return fmt.Errorf("%s: series %d has %d step(s); need 2 to hide one", in, i, n)
 		}
-		k := min(max(int(math.Round(frac*float64(n))), 1), n-1)
-		hide := make([]bool, n)
-		for _, t := range rng.Perm(n)[:k] {
-			hide[t] = true
-		}
-		o, h := data.Sample{ID: s.ID, Label: s.Label, Target: s.Target}, data.Sample{ID: s.ID, Label: s.Label, Target: s.Target}
-		for t := range n {
-			dst := &o
-			if hide[t] {
-				dst = &h
-			}
-			dst.Values = append(dst.Values, s.Values[t*ds.C:(t+1)*ds.C]...)
-			dst.Positions = append(dst.Positions, s.Positions[t*ds.D:(t+1)*ds.D]...)
-		}
-		obs.Samples[i], hid.Samples[i] = o, h
 	}
-	for path, part := range map[string]*data.Dataset{observed: &obs, hidden: &hid} {
+	obs, hid := datasets.ObserveFraction(ds, frac, seed)
+	for path, part := range map[string]*data.Dataset{observed: obs, hidden: hid} {
 		if err := ckpt.WriteFileAtomic(path, func(w io.Writer) error { return data.WriteTS(w, part) }); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
