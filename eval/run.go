@@ -220,10 +220,11 @@ func Interpolate(m *model.Model[float32], ws *model.Workspace[float32], ds *data
 }
 
 // InterpolationMSE predicts every token of hidden from the tokens of
-// observed (the same samples in the same order) and returns the MSE per
-// value against hidden's values, with the per-sample predictions. With
-// stats, predictions and truth are both mapped back to data units first.
-func InterpolationMSE(m *model.Model[float32], observed, hidden *data.Dataset, stats *data.Stats, batchSize int) (float64, [][]float32, error) {
+// observed (the same samples in the same order), mixed with linear and
+// spline interpolation by b when it is not nil, and returns the MSE per value
+// against hidden's values, with the per-sample predictions. With stats,
+// predictions and truth are both mapped back to data units first.
+func InterpolationMSE(m *model.Model[float32], observed, hidden *data.Dataset, stats *data.Stats, batchSize int, b *Blend) (float64, [][]float32, error) {
 	if len(observed.Samples) != len(hidden.Samples) {
 		return 0, nil, fmt.Errorf("interpolation: %d observed series and %d hidden ones", len(observed.Samples), len(hidden.Samples))
 	}
@@ -237,6 +238,11 @@ func InterpolationMSE(m *model.Model[float32], observed, hidden *data.Dataset, s
 	pred, err := Interpolate(m, m.NewWorkspace(), observed, q, batchSize)
 	if err != nil {
 		return 0, nil, err
+	}
+	if b != nil {
+		if err := b.Mix(observed, q, pred); err != nil {
+			return 0, nil, err
+		}
 	}
 	var se float64
 	n := 0

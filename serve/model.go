@@ -24,7 +24,8 @@ type Model struct {
 
 	values   int // values per token in a request (before series patching)
 	patch    int // observations per model token (data.series_patch); 1: none
-	timeAxis int // the position axis PatchSeries groups along
+	timeAxis int // the position axis PatchSeries groups along and the blend interpolates along
+	blend    *eval.Blend
 	ws       *model.Workspace[float32]
 
 	generation int64 // set when the server installs it
@@ -51,7 +52,37 @@ func LoadModel(path string, c eval.SpecChoice) (*Model, error) {
 		}
 	}
 	name := filepath.Base(ck.Path)
-	return NewModel(name, net, spec)
+	m, err := NewModel(name, net, spec)
+	if err != nil {
+		return nil, err
+	}
+	b, err := eval.BlendFromMeta(ck.Meta, net.Cfg.Values)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if err := m.SetBlend(b); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return m, nil
+}
+
+// SetBlend makes interpolate mix the model's values with linear and
+// spline interpolation in time as b says (nil: the model alone), as the romae
+// interpolate command does with the blend pretrain stored (LoadModel sets
+// it from the checkpoint).
+func (m *Model) SetBlend(b *eval.Blend) error {
+	if b != nil && (len(b.Model) != m.Net.Cfg.Values || len(b.Spline) != m.Net.Cfg.Values) {
+		return fmt.Errorf("blend with %d model and %d spline weights for a model with %d values per token", len(b.Model), len(b.Spline), m.Net.Cfg.Values)
+	}
+	if b != nil && m.patch == 1 && m.Net.Cfg.PosDims > 1 {
+		axis, err := timeAxis(m.Spec, m.Net.Cfg.PosDims)
+		if err != nil {
+			return fmt.Errorf("its interpolation blend needs the time axis: %w", err)
+		}
+		m.timeAxis = axis
+	}
+	m.blend = b
+	return nil
 }
 
 // NewModel checks that spec fits net and prepares them for serving.
@@ -77,7 +108,7 @@ func NewModel(name string, net *model.Model[float32], spec *data.Spec) (*Model, 
 		m.patch, m.values = p, net.Cfg.Values/p-1
 		axis, err := timeAxis(spec, net.Cfg.PosDims)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+			return nil, fmt.Errorf("%s: patches of observations (data.series_patch %d): %w", name, p, err)
 		}
 		m.timeAxis = axis
 	}
@@ -93,7 +124,7 @@ func timeAxis(spec *data.Spec, posDims int) (int, error) {
 	}
 	format, err := spec.Source.FormatOf(spec.Train)
 	if err != nil {
-		return 0, fmt.Errorf("a patched model (data.series_patch %d) with %d position axes, trained on data whose format the spec does not name: cannot tell which axis is time", spec.Source.SeriesPatch, posDims)
+		return 0, fmt.Errorf("a model with %d position axes, trained on data whose format the spec does not name: cannot tell which axis is time", posDims)
 	}
 	switch format {
 	case "csv":
@@ -101,7 +132,7 @@ func timeAxis(spec *data.Spec, posDims int) (int, error) {
 	case "ts", "npy", "npz":
 		return 0, nil
 	}
-	return 0, fmt.Errorf("a patched model (data.series_patch %d) trained on a %s file: cannot tell which position axis is time", spec.Source.SeriesPatch, format)
+	return 0, fmt.Errorf("a model trained on a %s file: cannot tell which position axis is time", format)
 }
 
 // endpoints lists what the model can do, in the API's names.
@@ -150,6 +181,9 @@ type ModelInfo struct {
 	SeriesPatch    int       `json:"series_patch,omitempty"`
 	Normalized     bool      `json:"normalized"`
 	Limits         Limits    `json:"limits"`
+	// InterpBlend is interpolate's mix of the model with linear and
+	// spline interpolation in time (absent: the model alone).
+	InterpBlend *eval.Blend `json:"interp_blend,omitempty"`
 }
 
 func (m *Model) info(lim Limits) ModelInfo {
@@ -163,6 +197,7 @@ func (m *Model) info(lim Limits) ModelInfo {
 	if m.patch > 1 {
 		in.SeriesPatch = m.patch
 	}
+	in.InterpBlend = m.blend
 	return in
 }
 
@@ -199,7 +234,11 @@ func (m *Model) embed(ds *data.Dataset, pool string) ([]float32, error) {
 
 // interpolate returns values (model units) at each sample's queries.
 func (m *Model) interpolate(ds *data.Dataset, queries [][]float32) ([][]float32, error) {
-	return eval.Interpolate(m.Net, m.ws, ds, queries, len(ds.Samples))
+	vals, err := eval.Interpolate(m.Net, m.ws, ds, queries, len(ds.Samples))
+	if err != nil || m.blend == nil {
+		return vals, err
+	}
+	return vals, m.blend.Mix(ds, queries, vals)
 }
 
 // reconstruct runs the masked autoencoder with masks[i] (one flag per

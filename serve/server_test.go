@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -521,5 +523,77 @@ func TestPatchedModel(t *testing.T) {
 		case !c.fails && (err != nil || sm.timeAxis != c.axis):
 			t.Errorf("train file %q: time axis %v (%v), want %d", c.train, sm, err, c.axis)
 		}
+	}
+}
+
+// A checkpoint carrying pretrain's blend interpolates with it, along the
+// time axis of the data it was trained on (the last for long CSV), as
+// eval.Blend.Mix does offline, and GET /v1/model shows it.
+func TestInterpolateBlend(t *testing.T) {
+	m, spec := tinyModel(t, model.TaskPretrain, 3)
+	spec.Source.Format, spec.Train = "csv", "train.csv"
+	blend := &eval.Blend{Model: []float64{0.25, 0.5}, Spline: []float64{0.5, 0}, Holdout: 0.2, Draws: 3, Series: 10, Tokens: 60}
+	meta := spec.Meta()
+	raw, err := json.Marshal(blend)
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta[eval.MetaBlend] = string(raw)
+	path := filepath.Join(t.TempDir(), "blend.safetensors")
+	if err := m.Save(path, meta, nil); err != nil {
+		t.Fatal(err)
+	}
+	ts := startServer(t, path, Config{})
+
+	resp, err := ts.client.Get(ts.url + "/v1/model")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info ModelInfo
+	err = json.NewDecoder(resp.Body).Decode(&info)
+	resp.Body.Close()
+	if err != nil || info.InterpBlend == nil || info.InterpBlend.Model[1] != 0.5 {
+		t.Errorf("GET /v1/model: interp_blend %+v (%v), want the checkpoint's", info.InterpBlend, err)
+	}
+
+	samples := synthSamples(6)
+	queries := func(i int) map[string]any {
+		return map[string]any{"queries": [][]float32{{0, 0.75 + float32(i)}, {1, float32(i) + 2.5}, {0, float32(i) + 4}}}
+	}
+	code, ans, _ := ts.post(t, "/v1/interpolate", requestBody(samples, queries, nil))
+	if code != http.StatusOK {
+		t.Fatalf("interpolate: status %d: %v", code, ans)
+	}
+	ds := offline(t, samples, spec)
+	ds.TimeAxis = 1
+	q := make([][]float32, len(samples))
+	for i := range q {
+		q[i] = []float32{0, 0.75 + float32(i), 1, float32(i) + 2.5, 0, float32(i) + 4}
+	}
+	vals, err := eval.Interpolate(m, m.NewWorkspace(), ds, q, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alone := make([][]float32, len(vals))
+	for i := range vals {
+		alone[i] = slices.Clone(vals[i])
+	}
+	if err := blend.Mix(ds, q, vals); err != nil {
+		t.Fatal(err)
+	}
+	differs := false
+	for i, r := range ans["results"].([]any) {
+		for j, row := range r.(map[string]any)["values"].([]any) {
+			for c, v := range row.([]any) {
+				want := float64(vals[i][j*2+c])*spec.Stats.Std[c] + spec.Stats.Mean[c]
+				if !close32(v.(float64), want, 1e-4) {
+					t.Errorf("sample %d query %d value %d: %v, want the blend's %v", i, j, c, v, want)
+				}
+				differs = differs || vals[i][j*2+c] != alone[i][j*2+c]
+			}
+		}
+	}
+	if !differs {
+		t.Error("the blend changed no value: the test cannot tell it from the model alone")
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -232,6 +234,19 @@ func trainRun(ctx context.Context, comm dist.Comm, tc train.Config, m *model.Mod
 		return res, nil, err
 	}
 	out = res
+	if m.Cfg.Task == model.TaskPretrain && val != nil {
+		b, err := storeBlend(filepath.Join(tc.Out, train.BestFile), val, spec, tc.Seed)
+		if err != nil {
+			return nil, nil, fmt.Errorf("training finished, but fitting its blend with linear and spline interpolation failed: %w", err)
+		}
+		if b != nil {
+			extra = maps.Clone(extra)
+			if extra == nil {
+				extra = map[string]any{}
+			}
+			extra["interp_blend"] = b
+		}
+	}
 	if extra != nil {
 		var fields map[string]any
 		if err := json.Unmarshal(mustJSON(res), &fields); err != nil {
@@ -249,6 +264,46 @@ func trainRun(ctx context.Context, comm dist.Comm, tc train.Config, m *model.Mod
 		return nil, nil, fmt.Errorf("training finished, but drawing its curves failed: %w", err)
 	}
 	return res, out, nil
+}
+
+// storeBlend fits, on the validation series val, the blend of the
+// pre-trained model in path (best.safetensors) with linear and spline
+// interpolation that interpolate, evaluate --hidden and serve then use, and stores it in
+// the checkpoint's metadata (rewritten atomically). A model whose tokens
+// are patches of observations (no interpolation), a run stopped before its
+// first validation (no best.safetensors) and validation data too small to
+// fit on get none: it returns nil, saying why on stderr for the last two.
+func storeBlend(path string, val *data.Dataset, spec *data.Spec, seed uint64) (*eval.Blend, error) {
+	if spec.Source.SeriesPatch > 1 {
+		return nil, nil
+	}
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(os.Stderr, "romae: no %s (the run stopped before validating): no blend with linear and spline interpolation is stored\n", filepath.Base(path))
+		return nil, nil
+	}
+	m, ck, err := model.Load[float32](path)
+	if err != nil {
+		return nil, err
+	}
+	b, err := eval.FitBlend(m, val, spec.Stats, eval.BlendOptions{Seed: seed})
+	if errors.Is(err, eval.ErrBlendTooFew) {
+		fmt.Fprintf(os.Stderr, "romae: %d validation series are too few to fit the blend with linear and spline interpolation; interpolate will use the model alone\n", len(val.Samples))
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	raw, err := json.Marshal(b)
+	if err != nil {
+		return nil, err
+	}
+	meta := maps.Clone(ck.Meta)
+	meta[eval.MetaBlend] = string(raw)
+	if err := m.Save(path, meta, nil); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(os.Stderr, "romae: interpolation blend with linear and spline interpolation: %s\n", b.Describe())
+	return b, nil
 }
 
 func lenSamples(ds *data.Dataset) int {
@@ -393,6 +448,7 @@ func cmdEvaluate(_ context.Context, args []string) error {
 	ratio := fs.Float64("mask-ratio", 0.75, "pre-training models: fraction of tokens masked and reconstructed")
 	seed := fs.Uint64("seed", 1, "pre-training models: seed of the evaluation masks")
 	hidden := fs.String("hidden", "", "pre-training models: evaluate interpolation instead: predict this file's tokens (same series ids as --data) from --data's tokens; reports interp_mse in data units")
+	blend := blendFlag(fs)
 	baselines := fs.Bool("baselines", false, "also report the baselines on the same data: majority class, 1-NN Euclidean and 1-NN DTW (classifiers), training mean (regressors; both need --train-data or the training file the checkpoint names), linear and spline interpolation and the per-channel mean (--hidden)")
 	trainData := fs.String("train-data", "", "training data for --baselines (default: the file the checkpoint was trained on, if it still exists)")
 	if err := fs.Parse(args); err != nil {
@@ -402,7 +458,7 @@ func cmdEvaluate(_ context.Context, args []string) error {
 		return fmt.Errorf("--mask-ratio %v: want 0 < r < 1", *ratio)
 	}
 	if *hidden != "" {
-		return evaluateInterpolation(u, *hidden, *baselines)
+		return evaluateInterpolation(u, *hidden, *blend, *baselines)
 	}
 	l, err := u.load(true)
 	if err != nil {
@@ -436,7 +492,7 @@ func cmdEvaluate(_ context.Context, args []string) error {
 // evaluateInterpolation is evaluate --hidden: the interpolation MSE of a
 // pre-training model (and, with baselines, of linear and spline
 // interpolation and the per-channel mean) in data units.
-func evaluateInterpolation(u *using, hiddenPath string, baselines bool) error {
+func evaluateInterpolation(u *using, hiddenPath, blendMode string, baselines bool) error {
 	l, err := u.load(false)
 	if err != nil {
 		return err
@@ -453,11 +509,22 @@ func evaluateInterpolation(u *using, hiddenPath string, baselines bool) error {
 	if err != nil {
 		return err
 	}
-	mse, _, err := eval.InterpolationMSE(l.m, l.ds, h.ds, l.spec.Stats, u.batchSize)
+	b, err := u.blend(l, blendMode, "evaluate")
+	if err != nil {
+		return err
+	}
+	mse, _, err := eval.InterpolationMSE(l.m, l.ds, h.ds, l.spec.Stats, u.batchSize, b)
 	if err != nil {
 		return err
 	}
 	out := map[string]any{"n": len(h.ds.Samples), "interp_mse": mse, "interp_rmse": math.Sqrt(mse)}
+	if b != nil {
+		alone, _, err := eval.InterpolationMSE(l.m, l.ds, h.ds, l.spec.Stats, u.batchSize, nil)
+		if err != nil {
+			return err
+		}
+		out["model_alone_mse"], out["blend"] = alone, b
+	}
 	if baselines {
 		b, err := interpolationBaselines(l.ds, h.ds, l.spec.Stats)
 		if err != nil {
@@ -576,6 +643,7 @@ func writeCSV(path string, fill func(*csv.Writer) error) error {
 func cmdInterpolate(_ context.Context, args []string) error {
 	fs, u := usingFlags("interpolate", "interpolate --model PRETRAINED --data FILE (--at START:STOP:STEP | --queries FILE) [--out values.csv]")
 	at := fs.String("at", "", "grid on the time axis, START:STOP:STEP; with several axes, queried for every combination of the other axes' values seen in the series (e.g. every band)")
+	blend := blendFlag(fs)
 	queries := fs.String("queries", "", "CSV of the positions to predict per series, with the header interpolate writes: id and the position axes (id,time or id,channel,time; a channel by name or index)")
 	out := fs.String("out", "-", "output CSV (- : stdout): id, the position axes, then one column per value, named as in the data (CSV value columns, .ts dim0, dim1, ...)")
 	if err := fs.Parse(args); err != nil {
@@ -607,9 +675,18 @@ func cmdInterpolate(_ context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	b, err := u.blend(l, *blend, "interpolate")
+	if err != nil {
+		return err
+	}
 	vals, err := eval.Interpolate(l.m, l.m.NewWorkspace(), l.ds, q, u.batchSize)
 	if err != nil {
 		return err
+	}
+	if b != nil {
+		if err := b.Mix(l.ds, q, vals); err != nil {
+			return err
+		}
 	}
 	return writeCSV(*out, func(w *csv.Writer) error {
 		header := append(append([]string{"id"}, cols.axes...), cols.values...)
@@ -700,6 +777,47 @@ func (c columns) parsePosition(a int, s string) (float32, error) {
 		return 0, fmt.Errorf("position %q is not a finite number", s)
 	}
 	return float32(v), nil
+}
+
+// Blend modes of interpolate and evaluate --hidden (--blend).
+const (
+	blendStored = "stored"
+	blendFit    = "fit"
+	blendOff    = "off"
+)
+
+func blendFlag(fs *flag.FlagSet) *string {
+	return fs.String("blend", blendStored, "mix the model's values with linear and spline interpolation in time, per value, by weights fitted on tokens hidden from data the model did not train on: "+
+		"stored (the weights pretrain fitted on its validation series and stored in the checkpoint; the model alone when it has none), "+
+		"fit (fit them now on --data, hiding 20% of each series' tokens 3 times), off (the model alone)")
+}
+
+// blend is the Blend the --blend mode asks for (nil: the model alone),
+// said on stderr.
+func (u *using) blend(l *loaded, mode, cmd string) (*eval.Blend, error) {
+	switch mode {
+	case blendOff:
+		return nil, nil
+	case blendStored:
+		b, err := eval.BlendFromMeta(l.ck.Meta, l.m.Cfg.Values)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", u.model, err)
+		}
+		if b == nil {
+			fmt.Fprintf(os.Stderr, "romae %s: %s carries no blend with linear and spline interpolation (%s: pre-trained without validation data, or before romae stored one): the model alone; --blend fit fits one on --data\n", cmd, u.model, eval.MetaBlend)
+			return nil, nil
+		}
+		fmt.Fprintf(os.Stderr, "romae %s: blending with linear and spline interpolation as pretrain fitted: %s; --blend off for the model alone\n", cmd, b.Describe())
+		return b, nil
+	case blendFit:
+		b, err := eval.FitBlend(l.m, l.ds, l.spec.Stats, eval.BlendOptions{Seed: 1, BatchSize: u.batchSize})
+		if err != nil {
+			return nil, fmt.Errorf("--blend fit on %s: %w", u.data, err)
+		}
+		fmt.Fprintf(os.Stderr, "romae %s: blending with linear and spline interpolation, fitted on %s: %s; --blend off for the model alone\n", cmd, u.data, b.Describe())
+		return b, nil
+	}
+	return nil, fmt.Errorf("--blend %q: want stored, fit or off", mode)
 }
 
 // pointModel refuses interpolation with a model whose tokens are patches of

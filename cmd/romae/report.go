@@ -472,9 +472,21 @@ func (r *run) interpolationBlocks(path string, n int) ([]report.Block, error) {
 		}
 		observed.Samples, hidden.Samples = append(observed.Samples, o), append(hidden.Samples, h)
 	}
-	mse, _, err := eval.InterpolationMSE(r.m, &observed, &hidden, r.spec.Stats, 32)
+	blend, err := eval.BlendFromMeta(r.ck.Meta, r.m.Cfg.Values)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", r.ck.Path, err)
+	}
+	mse, _, err := eval.InterpolationMSE(r.m, &observed, &hidden, r.spec.Stats, 32, blend)
 	if err != nil {
 		return nil, err
+	}
+	how := ""
+	if blend != nil {
+		alone, _, err := eval.InterpolationMSE(r.m, &observed, &hidden, r.spec.Stats, 32, nil)
+		if err != nil {
+			return nil, err
+		}
+		how = fmt.Sprintf(" (the model alone: %.4g). The curves and values mix the model's with linear and spline interpolation in time, as interpolate does by default, by the weights pre-training fitted: %s.", alone, blend.Describe())
 	}
 	// A curve: 150 times across each series, for every combination of the
 	// other axes (channel) it has.
@@ -505,11 +517,16 @@ func (r *run) interpolationBlocks(path string, n int) ([]report.Block, error) {
 	if err != nil {
 		return nil, err
 	}
+	if blend != nil {
+		if err := blend.Mix(&observed, q, pred); err != nil {
+			return nil, err
+		}
+	}
 	obsU, hidU := unscaledValues(&observed, r.spec.Stats), unscaledValues(&hidden, r.spec.Stats)
 	cols := dataColumns(ds, r.spec)
 	blocks := []report.Block{report.Text(fmt.Sprintf("%d series of %s. Every other observation of each is hidden; the model sees the rest "+
 		"(filled dots) and draws the curve (line) through the hidden ones (open dots), shown for the first %d channels. "+
-		"Interpolation MSE on all the hidden values, in data units: %.4g.", n, path, maxCurves, mse))}
+		"Interpolation MSE on all the hidden values, in data units: %.4g%s", n, path, maxCurves, mse, cmp.Or(how, ".")))}
 	var grid report.Grid
 	for i := range n {
 		if r.spec.Stats != nil {

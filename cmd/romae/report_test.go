@@ -63,7 +63,7 @@ func TestReportContents(t *testing.T) {
 		name, dir string
 		want      []string
 	}{
-		{"pretrain", pre, []string{"Training curves", "Example interpolations", "series 0", "Interpolation MSE", "dim0", "Configuration", "BasicMotions_TRAIN.ts", "tokens per series", "Scaling statistics"}},
+		{"pretrain", pre, []string{"Training curves", "Example interpolations", "series 0", "Interpolation MSE", "the model alone", "spline interpolation in time", "dim0", "Configuration", "BasicMotions_TRAIN.ts", "tokens per series", "Scaling statistics"}},
 		{"finetune", ft, []string{"Validation accuracy and macro-F1", "Confusion matrix", "Standing", "pre-trained encoder from", "class Walking"}},
 	} {
 		out, err := capture(t, cmdReport, "--run", tc.dir)
