@@ -110,11 +110,7 @@ func FitBlend(m *model.Model[float32], ds *data.Dataset, stats *data.Stats, o Bl
 	linear, spline := baseline.LinearOn(ds.TimeAxis), baseline.SplineOn(ds.TimeAxis)
 	for draw := range o.Draws {
 		obs, hid := datasets.ObserveFraction(&sub, o.Holdout, o.Seed+uint64(draw))
-		q := make([][]float32, len(hid.Samples))
-		for i, s := range hid.Samples {
-			q[i] = s.Positions
-		}
-		pred, err := Interpolate(m, ws, obs, q, o.BatchSize)
+		pred, err := Interpolate(m, ws, obs, hiddenQueries(hid), o.BatchSize)
 		if err != nil {
 			return nil, err
 		}
@@ -244,6 +240,16 @@ func (b *Blend) Mix(ds *data.Dataset, queries, pred [][]float32) error {
 		}
 	}
 	return nil
+}
+
+// MixedMSE mixes pred, the model's values at hidden's tokens predicted from
+// observed's as InterpolationMSE returns them, in place, and returns the
+// blend's MSE per value against hidden's values (data units with stats).
+func (b *Blend) MixedMSE(observed, hidden *data.Dataset, stats *data.Stats, pred [][]float32) (float64, error) {
+	if err := b.Mix(observed, hiddenQueries(hidden), pred); err != nil {
+		return 0, err
+	}
+	return hiddenMSE(pred, hidden, stats), nil
 }
 
 // BlendFromMeta reads the Blend a checkpoint's metadata carries (nil, nil

@@ -167,7 +167,7 @@ func TestFitBlendTooFew(t *testing.T) {
 func TestBlendMix(t *testing.T) {
 	ds := smoothSeries(3, 12, 2)
 	q := [][]float32{{1.5, 4, 7.25}, {2}, {0.1, 30}}
-	model := func() [][]float32 {
+	modelValues := func() [][]float32 {
 		p := make([][]float32, len(q))
 		for i := range q {
 			for j := range len(q[i]) * ds.C {
@@ -188,13 +188,13 @@ func TestBlendMix(t *testing.T) {
 		model, spline float64
 		want          [][]float32
 	}{
-		{"model", 1, 0, model()},
+		{"model", 1, 0, modelValues()},
 		{"linear", 0, 0, at(baseline.LinearOn(0))},
 		{"spline", 0, 1, at(baseline.SplineOn(0))},
 	}
 	for _, tc := range cases {
 		b := &Blend{Model: []float64{tc.model, tc.model}, Spline: []float64{tc.spline, tc.spline}}
-		got := model()
+		got := modelValues()
 		if err := b.Mix(ds, q, got); err != nil {
 			t.Fatal(err)
 		}
@@ -209,8 +209,8 @@ func TestBlendMix(t *testing.T) {
 	// Each value slot has its own weights: the first value from the model,
 	// the second from the spline.
 	b := &Blend{Model: []float64{1, 0}, Spline: []float64{0, 1}}
-	got, spl := model(), at(baseline.SplineOn(0))
-	want := model()
+	got, spl := modelValues(), at(baseline.SplineOn(0))
+	want := modelValues()
 	if err := b.Mix(ds, q, got); err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +225,7 @@ func TestBlendMix(t *testing.T) {
 		}
 	}
 	b = &Blend{Model: []float64{0.5}, Spline: []float64{0.5}}
-	if err := b.Mix(ds, q, model()); err == nil {
+	if err := b.Mix(ds, q, modelValues()); err == nil {
 		t.Error("1 weight for 2 values per token accepted")
 	}
 }

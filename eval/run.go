@@ -220,30 +220,39 @@ func Interpolate(m *model.Model[float32], ws *model.Workspace[float32], ds *data
 }
 
 // InterpolationMSE predicts every token of hidden from the tokens of
-// observed (the same samples in the same order), mixed with linear and
-// spline interpolation by b when it is not nil, and returns the MSE per value
-// against hidden's values, with the per-sample predictions. With stats,
-// predictions and truth are both mapped back to data units first.
-func InterpolationMSE(m *model.Model[float32], observed, hidden *data.Dataset, stats *data.Stats, batchSize int, b *Blend) (float64, [][]float32, error) {
+// observed (the same samples in the same order) and returns the MSE per
+// value against hidden's values, with the per-sample predictions. With
+// stats, predictions and truth are both mapped back to data units first.
+// Blend.MixedMSE scores the same predictions mixed with linear and spline
+// interpolation.
+func InterpolationMSE(m *model.Model[float32], observed, hidden *data.Dataset, stats *data.Stats, batchSize int) (float64, [][]float32, error) {
 	if len(observed.Samples) != len(hidden.Samples) {
 		return 0, nil, fmt.Errorf("interpolation: %d observed series and %d hidden ones", len(observed.Samples), len(hidden.Samples))
 	}
-	q := make([][]float32, len(hidden.Samples))
 	for i, s := range hidden.Samples {
 		if s.ID != observed.Samples[i].ID {
 			return 0, nil, fmt.Errorf("interpolation: series %d is %q among the observed and %q among the hidden", i, observed.Samples[i].ID, s.ID)
 		}
-		q[i] = s.Positions
 	}
-	pred, err := Interpolate(m, m.NewWorkspace(), observed, q, batchSize)
+	pred, err := Interpolate(m, m.NewWorkspace(), observed, hiddenQueries(hidden), batchSize)
 	if err != nil {
 		return 0, nil, err
 	}
-	if b != nil {
-		if err := b.Mix(observed, q, pred); err != nil {
-			return 0, nil, err
-		}
+	return hiddenMSE(pred, hidden, stats), pred, nil
+}
+
+// hiddenQueries is the positions of each of hidden's samples.
+func hiddenQueries(hidden *data.Dataset) [][]float32 {
+	q := make([][]float32, len(hidden.Samples))
+	for i, s := range hidden.Samples {
+		q[i] = s.Positions
 	}
+	return q
+}
+
+// hiddenMSE is the MSE per value of pred (per sample, at its tokens)
+// against hidden's values, in data units with stats.
+func hiddenMSE(pred [][]float32, hidden *data.Dataset, stats *data.Stats) float64 {
 	var se float64
 	n := 0
 	c := hidden.C
@@ -257,7 +266,7 @@ func InterpolationMSE(m *model.Model[float32], observed, hidden *data.Dataset, s
 			n++
 		}
 	}
-	return se / float64(max(n, 1)), pred, nil
+	return se / float64(max(n, 1))
 }
 
 func seq(lo, hi int) []int {

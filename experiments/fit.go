@@ -178,7 +178,7 @@ func (o *Options) interpolate(r *Result, tag string, m *model.Model[float32], ob
 	if err != nil {
 		return 0, nil, err
 	}
-	mse, pred, err := eval.InterpolationMSE(m, observed, hidden, nil, interpBatch, nil)
+	mse, pred, err := eval.InterpolationMSE(m, observed, hidden, nil, interpBatch)
 	r.reproduce(o.runDir(tag), obsFile, "interp_mse", mse, interpBatch, "--hidden", hidFile)
 	return mse, pred, err
 }

@@ -107,7 +107,7 @@ func runSynthetic(ctx context.Context, o *Options, r *Result) error {
 			}
 			for _, k := range []int{3, 10, 20} {
 				o2, h2 := datasets.ObserveFixed(te, k, uint64(200+seed))
-				v, _, err := eval.InterpolationMSE(m, o2, h2, nil, interpBatch, nil)
+				v, _, err := eval.InterpolationMSE(m, o2, h2, nil, interpBatch)
 				if err != nil {
 					return err
 				}

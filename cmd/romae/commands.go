@@ -513,18 +513,18 @@ func evaluateInterpolation(u *using, hiddenPath, blendMode string, baselines boo
 	if err != nil {
 		return err
 	}
-	mse, _, err := eval.InterpolationMSE(l.m, l.ds, h.ds, l.spec.Stats, u.batchSize, b)
+	mse, pred, err := eval.InterpolationMSE(l.m, l.ds, h.ds, l.spec.Stats, u.batchSize)
 	if err != nil {
 		return err
 	}
-	out := map[string]any{"n": len(h.ds.Samples), "interp_mse": mse, "interp_rmse": math.Sqrt(mse)}
+	out := map[string]any{}
 	if b != nil {
-		alone, _, err := eval.InterpolationMSE(l.m, l.ds, h.ds, l.spec.Stats, u.batchSize, nil)
-		if err != nil {
+		out["model_alone_mse"], out["blend"] = mse, b
+		if mse, err = b.MixedMSE(l.ds, h.ds, l.spec.Stats, pred); err != nil {
 			return err
 		}
-		out["model_alone_mse"], out["blend"] = alone, b
 	}
+	out["n"], out["interp_mse"], out["interp_rmse"] = len(h.ds.Samples), mse, math.Sqrt(mse)
 	if baselines {
 		b, err := interpolationBaselines(l.ds, h.ds, l.spec.Stats)
 		if err != nil {

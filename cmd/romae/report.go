@@ -476,14 +476,14 @@ func (r *run) interpolationBlocks(path string, n int) ([]report.Block, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", r.ck.Path, err)
 	}
-	mse, _, err := eval.InterpolationMSE(r.m, &observed, &hidden, r.spec.Stats, 32, blend)
+	mse, hiddenPred, err := eval.InterpolationMSE(r.m, &observed, &hidden, r.spec.Stats, 32)
 	if err != nil {
 		return nil, err
 	}
 	how := ""
 	if blend != nil {
-		alone, _, err := eval.InterpolationMSE(r.m, &observed, &hidden, r.spec.Stats, 32, nil)
-		if err != nil {
+		alone := mse
+		if mse, err = blend.MixedMSE(&observed, &hidden, r.spec.Stats, hiddenPred); err != nil {
 			return nil, err
 		}
 		how = fmt.Sprintf(" (the model alone: %.4g). The curves and values mix the model's with linear and spline interpolation in time, as interpolate does by default, by the weights pre-training fitted: %s.", alone, blend.Describe())
