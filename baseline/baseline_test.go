@@ -513,3 +513,70 @@ func TestClassificationTable(t *testing.T) {
 		t.Error("time axis 1 with D = 1 accepted")
 	}
 }
+
+// The 1-NN regressor picks the classifier's neighbours (the same search,
+// unlabelled series as candidates) and scores their targets; the table has
+// the training mean beside it, and bad inputs are errors.
+func TestNearestNeighborRegression(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	train := randomDataset(rng, 50, 10, 30, 2, true)
+	test := randomDataset(rng, 30, 10, 30, 2, true)
+	withTargets := func(ds *data.Dataset) *data.Dataset {
+		out := *ds
+		out.Classes, out.TargetDim = nil, 2
+		out.Samples = slices.Clone(ds.Samples)
+		for i := range out.Samples {
+			out.Samples[i].Label = -1
+			out.Samples[i].Target = []float32{float32(rng.NormFloat64()), float32(ds.Samples[i].Label)}
+		}
+		return &out
+	}
+	rtrain, rtest := withTargets(train), withTargets(test)
+	for _, d := range []Distance{ED(), DTW(1)} {
+		cls, err := NearestNeighbor(train, test, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mse, nb, err := NearestNeighborRegression(rtrain, rtest, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(nb, cls.Neighbors) {
+			t.Errorf("%s: neighbours %v, the classifier's %v", d.Name(), nb, cls.Neighbors)
+		}
+		want := 0.0
+		for q, i := range nb {
+			for k := range 2 {
+				e := float64(rtest.Samples[q].Target[k]) - float64(rtrain.Samples[i].Target[k])
+				want += e * e
+			}
+		}
+		if want /= float64(2 * len(nb)); !near(mse, want, 1e-12) {
+			t.Errorf("%s: MSE %v, want %v", d.Name(), mse, want)
+		}
+	}
+	table, err := RegressionTable(rtrain, rtest, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mean, _ := TrainingMean(rtrain, rtest)
+	if len(table) != 3 || table["training_mean_mse"] != mean || table["1nn_ed_mse"] <= 0 || table["1nn_dtw_mse"] <= 0 {
+		t.Errorf("RegressionTable = %v", table)
+	}
+
+	perToken := *rtrain
+	perToken.TargetPerToken = true
+	noTarget := *rtest
+	noTarget.Samples = slices.Clone(rtest.Samples)
+	noTarget.Samples[3].Target = nil
+	for name, tc := range map[string][2]*data.Dataset{
+		"no targets":         {train, test},
+		"per-token":          {&perToken, rtest},
+		"a test target gone": {rtrain, &noTarget},
+		"empty test set":     {rtrain, {C: 2, D: 1, TargetDim: 2}},
+	} {
+		if _, _, err := NearestNeighborRegression(tc[0], tc[1], ED()); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}

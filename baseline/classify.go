@@ -163,14 +163,32 @@ func NearestNeighbor(train, test *data.Dataset, dist Distance) (Result, error) {
 	if err := checkTest(test); err != nil {
 		return Result{}, err
 	}
-	if train.C != test.C || train.D != test.D {
-		return Result{}, fmt.Errorf("baseline: train C, D = %d, %d but test %d, %d", train.C, train.D, test.C, test.D)
-	}
-	if err := checkTimeAxis(dist.TimeAxis, train.D); err != nil {
+	nb, err := nearestNeighbors(train, test, dist, "NearestNeighbor: no labelled training sample",
+		func(s *data.Sample) bool { return s.Label >= 0 })
+	if err != nil {
 		return Result{}, err
 	}
+	r := Result{Predictions: make([]int, len(nb)), Neighbors: nb}
+	for q, i := range nb {
+		r.Predictions[q] = train.Samples[i].Label
+	}
+	score(&r, train, test)
+	return r, nil
+}
+
+// nearestNeighbors is, for each test sample, the index in train.Samples of
+// its nearest training sample under dist among those candidate accepts
+// (none: the error none). Test samples are shared among
+// runtime.GOMAXPROCS(0) goroutines.
+func nearestNeighbors(train, test *data.Dataset, dist Distance, none string, candidate func(*data.Sample) bool) ([]int, error) {
+	if train.C != test.C || train.D != test.D {
+		return nil, fmt.Errorf("baseline: train C, D = %d, %d but test %d, %d", train.C, train.D, test.C, test.D)
+	}
+	if err := checkTimeAxis(dist.TimeAxis, train.D); err != nil {
+		return nil, err
+	}
 	if dist.DTW && !(dist.Window >= 0) {
-		return Result{}, fmt.Errorf("baseline: DTW window %v, want >= 0", dist.Window)
+		return nil, fmt.Errorf("baseline: DTW window %v, want >= 0", dist.Window)
 	}
 	keys := channelKeys(dist.TimeAxis, train.D, train, test)
 	m := len(keys) * train.C
@@ -178,23 +196,22 @@ func NearestNeighbor(train, test *data.Dataset, dist Distance) (Result, error) {
 	var candIdx []int
 	all := formSeries(train, dist.TimeAxis, keys)
 	for i := range train.Samples {
-		if train.Samples[i].Label >= 0 && all[i].n > 0 {
+		if candidate(&train.Samples[i]) && all[i].n > 0 {
 			cands = append(cands, all[i])
 			candIdx = append(candIdx, i)
 		}
 	}
 	if len(cands) == 0 {
-		return Result{}, errors.New("baseline: NearestNeighbor: no labelled training sample")
+		return nil, errors.New("baseline: " + none)
 	}
 	queries := formSeries(test, dist.TimeAxis, keys)
 	for i := range queries {
 		if queries[i].n == 0 {
-			return Result{}, fmt.Errorf("baseline: test sample %d (id %q) has no tokens", i, test.Samples[i].ID)
+			return nil, fmt.Errorf("baseline: test sample %d (id %q) has no tokens", i, test.Samples[i].ID)
 		}
 	}
 	s := newSearch(cands, m, dist)
-
-	r := Result{Predictions: make([]int, len(queries)), Neighbors: make([]int, len(queries))}
+	nb := make([]int, len(queries))
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(queries)) {
@@ -205,15 +222,12 @@ func NearestNeighbor(train, test *data.Dataset, dist Distance) (Result, error) {
 				if q >= len(queries) {
 					return
 				}
-				nb := w.nearest(&queries[q])
-				r.Neighbors[q] = candIdx[nb]
-				r.Predictions[q] = train.Samples[candIdx[nb]].Label
+				nb[q] = candIdx[w.nearest(&queries[q])]
 			}
 		})
 	}
 	wg.Wait()
-	score(&r, train, test)
-	return r, nil
+	return nb, nil
 }
 
 // search holds the training series and what the lower bounds precompute.

@@ -68,7 +68,10 @@
 //
 // TrainingMean: predict every target with its training mean (per target
 // dimension; over tokens for per-token targets) and report the MSE per
-// value.
+// value. NearestNeighborRegression predicts a series' targets by those of
+// its nearest training series under ED or DTW (the same search as the
+// classifier), as the TSER archive's 1-NN regressors do. RegressionTable
+// runs them for a results table.
 //
 // # Interpolation
 //

@@ -521,7 +521,7 @@ func (c *tsCase) completeSteps(dims int, s *Sample) error {
 	if !c.stamped {
 		for d := 1; d < dims; d++ {
 			if len(c.vals[d]) != len(c.vals[0]) {
-				return fmt.Errorf("dimension %d has %d values but dimension 0 has %d; use MissingChannelAxis for ragged dimensions", d, len(c.vals[d]), len(c.vals[0]))
+				return fmt.Errorf("dimension %d has %d values but dimension 0 has %d; ragged dimensions need data.missing = %s (--data.missing %s)", d, len(c.vals[d]), len(c.vals[0]), MissingChannelAxis, MissingChannelAxis)
 			}
 		}
 	}

@@ -197,7 +197,7 @@ func TestLoadTSMalformed(t *testing.T) {
 		{"all missing", tsHead + "?,1:2,?:a\n", TSOptions{}, []string{":6:", "empty series"}},
 		{"all missing channel axis", tsHead + "?,?:?:a\n", TSOptions{Missing: MissingChannelAxis}, []string{":6:", "every value is missing"}},
 		{"unknown label", tsHead + "1:2:c\n", TSOptions{}, []string{":6:", `unknown class label "c"`}},
-		{"ragged dimensions", tsHead + "1,2:3:a\n", TSOptions{}, []string{":6:", "dimension 1 has 1 values"}},
+		{"ragged dimensions", tsHead + "1,2:3:a\n", TSOptions{}, []string{":6:", "dimension 1 has 1 values", "--data.missing channel-axis"}},
 		{"unequal length", "@equalLength true\n" + tsHead + "1,2:3,4:a\n1:2:b\n", TSOptions{}, []string{":8:", "@equalLength"}},
 		{"series length", "@seriesLength 3\n" + tsHead + "1,2:3,4:a\n", TSOptions{}, []string{":7:", "@seriesLength is 3"}},
 		{"unknown tag", "@dimension 2\n@data\n1:a\n", TSOptions{}, []string{":1:", "@dimension", "unknown header tag"}},

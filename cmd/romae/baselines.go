@@ -14,7 +14,8 @@ import (
 // training file), both read with the checkpoint's data spec but without its
 // value scaling or patching — the series the model sees, unscaled as the UCR/UEA
 // archive reports its 1-NN numbers: majority class, 1-NN Euclidean and 1-NN
-// DTW for classifiers, the training mean for regressors (in target units).
+// DTW for classifiers; the training mean, 1-NN Euclidean and 1-NN DTW for
+// regressors (MSE in target units).
 func taskBaselines(u *using, l *loaded, trainPath string) (map[string]float64, error) {
 	if trainPath == "" {
 		trainPath = l.spec.Train
@@ -49,11 +50,9 @@ func taskBaselines(u *using, l *loaded, trainPath string) (map[string]float64, e
 			out[r.Name] = r.Accuracy
 		}
 	case model.TaskRegress:
-		mse, err := baseline.TrainingMean(tr, te)
-		if err != nil {
+		if out, err = baseline.RegressionTable(tr, te, te.TimeAxis); err != nil {
 			return nil, err
 		}
-		out["training_mean_mse"] = mse
 	default:
 		return nil, fmt.Errorf("--baselines for a pre-training model needs --hidden (interpolation)")
 	}

@@ -449,7 +449,7 @@ func cmdEvaluate(_ context.Context, args []string) error {
 	seed := fs.Uint64("seed", 1, "pre-training models: seed of the evaluation masks")
 	hidden := fs.String("hidden", "", "pre-training models: evaluate interpolation instead: predict this file's tokens (same series ids as --data) from --data's tokens; reports interp_mse in data units")
 	blend := blendFlag(fs)
-	baselines := fs.Bool("baselines", false, "also report the baselines on the same data: majority class, 1-NN Euclidean and 1-NN DTW (classifiers), training mean (regressors; both need --train-data or the training file the checkpoint names), linear and spline interpolation and the per-channel mean (--hidden)")
+	baselines := fs.Bool("baselines", false, "also report the baselines on the same data: majority class, 1-NN Euclidean and 1-NN DTW (classifiers), training mean, 1-NN ED and 1-NN DTW as MSE (regressors; both need --train-data or the training file the checkpoint names), linear and spline interpolation and the per-channel mean (--hidden)")
 	trainData := fs.String("train-data", "", "training data for --baselines (default: the file the checkpoint was trained on, if it still exists)")
 	if err := fs.Parse(args); err != nil {
 		return err

@@ -40,8 +40,9 @@ import (
 //   - model.pool mean from scratch (every token gets gradient from the
 //     start; [CLS] pooling is what a pre-trained [CLS] is for);
 //   - train.augment_*: every step hides 10% of each series' tokens at
-//     random, adds noise of σ 0.05 and scales each series by 1 + 0.1·N(0,1)
-//     (GunPoint from scratch: 0.927 without, 0.98 with, one seed); the
+//     random, adds noise of σ 0.05 and, for classifiers, scales each series
+//     by 1 + 0.1·N(0,1) (GunPoint from scratch: 0.927 without, 0.98 with,
+//     one seed; a regression target may depend on the scale); the
 //     time stretch train.augment_warp is not chosen (docs/defaults.md:
 //     it helped single models and hurt the fold ensembles);
 //   - data.val_fraction 0.2: a stratified validation split of the
@@ -206,7 +207,12 @@ func (r *recipe) applyTrainRecipe(cfg *runConfig, n, nVal int, task string, from
 	if task != model.TaskPretrain && cfg.Model.Pool != model.PoolToken {
 		choose(r, "train.augment_drop", &cfg.Train.AugmentDrop, 0.1)
 		choose(r, "train.augment_jitter", &cfg.Train.AugmentJitter, 0.05)
-		choose(r, "train.augment_scale", &cfg.Train.AugmentScale, 0.1)
+		if task == model.TaskClassify {
+			// Rescaling a series keeps its class (a shape) but not a
+			// regression target that depends on its size: an amplitude, a
+			// trend, a level (docs/defaults.md, "Regression").
+			choose(r, "train.augment_scale", &cfg.Train.AugmentScale, 0.1)
+		}
 	}
 	if task != model.TaskPretrain {
 		for _, d := range []struct {

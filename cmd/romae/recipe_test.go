@@ -31,6 +31,10 @@ func TestRecipeFromData(t *testing.T) {
 			map[string]any{"batch": 8, "epochs": 7, "lr": 0.01, "drop": 0.0, "eval_every": 1, "warp": 0.2}},
 		{"explicit batch sets the epochs", 40, model.TaskClassify, true, []string{"--train.batch_size", "40"},
 			map[string]any{"batch": 40, "epochs": 500}},
+		{"regression from scratch", 200, model.TaskRegress, true, nil,
+			map[string]any{"batch": 16, "drop": 0.1, "jitter": 0.05, "scale": 0.0, "smoothing": 0.0, "ema": 0.99}},
+		{"classification scales", 200, model.TaskClassify, true, nil,
+			map[string]any{"jitter": 0.05, "scale": 0.1, "smoothing": 0.1}},
 		{"pre-training", 5000, model.TaskPretrain, true, nil,
 			map[string]any{"batch": 64, "epochs": 20, "drop": 0.0, "ema": 0.0, "warp": 0.0}},
 	}
@@ -47,7 +51,8 @@ func TestRecipeFromData(t *testing.T) {
 			}
 			got := map[string]any{"batch": cfg.Train.BatchSize, "epochs": cfg.Train.Epochs, "size": cfg.Model.Size,
 				"pool": cfg.Model.Pool, "lr": cfg.Train.LR, "drop": cfg.Train.AugmentDrop, "select": cfg.Train.Select,
-				"refit": cfg.Data.Refit, "ema": cfg.Train.EMA, "eval_every": cfg.Train.EvalEvery, "warp": cfg.Train.AugmentWarp}
+				"refit": cfg.Data.Refit, "ema": cfg.Train.EMA, "eval_every": cfg.Train.EvalEvery, "warp": cfg.Train.AugmentWarp,
+				"jitter": cfg.Train.AugmentJitter, "scale": cfg.Train.AugmentScale, "smoothing": cfg.Train.LabelSmoothing}
 			for k, v := range tc.want {
 				if got[k] != v {
 					t.Errorf("%s = %v, want %v", k, got[k], v)
