@@ -78,11 +78,12 @@ func run(out string, seed uint64, nTrain, nTest int) error {
 		return err
 	}
 	for name, gen := range problems {
+		h := fnv.New64a()
+		h.Write([]byte(name))
+		stream := h.Sum64() // the problem's, in both splits
 		for i, split := range []string{"TRAIN", "TEST"} {
 			n := []int{nTrain, nTest}[i]
-			h := fnv.New64a()
-			h.Write([]byte(name))
-			r := rand.New(rand.NewPCG(seed+uint64(i)*1000, h.Sum64()))
+			r := rand.New(rand.NewPCG(seed+uint64(i)*1000, stream))
 			ds := &data.Dataset{Name: name, C: 1, D: 1, TargetDim: 1}
 			for j := range n {
 				// 60–120 observations at random times in [0, 1]: irregular.
