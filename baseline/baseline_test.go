@@ -580,3 +580,46 @@ func TestNearestNeighborRegression(t *testing.T) {
 		}
 	}
 }
+
+// Past MaxFullDTW both tables leave full-window DTW out (it would run for
+// hours) and keep the rest: two training series and one test series of a
+// million steps are 2·10¹² cells, while ED on them takes milliseconds.
+func TestTablesLeaveOutDTWPastBound(t *testing.T) {
+	long := func(phase float32) []float32 {
+		s := make([]float32, 1_000_000)
+		for i := range s {
+			s[i] = float32(math.Sin(float64(i)/1000 + float64(phase)))
+		}
+		return s
+	}
+	train := univariate([]int{0, 1}, long(0), long(2))
+	test := univariate([]int{1}, long(2.1))
+	if c := FullDTWCost(train, test); c != 2e12 {
+		t.Fatalf("FullDTWCost = %g, want 2e12", c)
+	}
+	rows, err := ClassificationTable(train, test, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, r := range rows {
+		names = append(names, r.Name)
+	}
+	if !slices.Equal(names, []string{"majority", "1-NN ED"}) || rows[1].Accuracy != 1 {
+		t.Errorf("classification rows %v, want majority and a correct 1-NN ED only", rows)
+	}
+	for _, ds := range []*data.Dataset{train, test} {
+		ds.Classes, ds.TargetDim = nil, 1
+		for i := range ds.Samples {
+			ds.Samples[i].Target = []float32{float32(i)}
+			ds.Samples[i].Label = -1
+		}
+	}
+	reg, err := RegressionTable(train, test, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := reg["1nn_dtw_mse"]; ok || len(reg) != 2 || reg["1nn_ed_mse"] != 1 {
+		t.Errorf("regression table %v, want the training mean and 1-NN ED (MSE 1: the nearest is target 1, the test's is 0) only", reg)
+	}
+}

@@ -94,7 +94,8 @@ func NearestNeighborRegression(train, test *data.Dataset, dist Distance) (float6
 // RegressionTable runs the regression baselines results tables show beside
 // RoMAE, as name → test MSE per target value: the training mean, and for
 // per-sample targets 1-NN ED and 1-NN DTW with the full window
-// ("training_mean_mse", "1nn_ed_mse", "1nn_dtw_mse"). timeAxis
+// ("training_mean_mse", "1nn_ed_mse", "1nn_dtw_mse"; DTW only when
+// FullDTWCost is within MaxFullDTW). timeAxis
 // is the position axis holding time (0 for LoadTS data).
 func RegressionTable(train, test *data.Dataset, timeAxis int) (map[string]float64, error) {
 	mse, err := TrainingMean(train, test)
@@ -106,6 +107,9 @@ func RegressionTable(train, test *data.Dataset, timeAxis int) (map[string]float6
 		return out, nil
 	}
 	for key, d := range map[string]Distance{"1nn_ed_mse": ED(), "1nn_dtw_mse": DTW(1)} {
+		if d.DTW && FullDTWCost(train, test) > MaxFullDTW {
+			continue
+		}
 		d.TimeAxis = timeAxis
 		mse, _, err := NearestNeighborRegression(train, test, d)
 		if err != nil {

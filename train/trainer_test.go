@@ -439,3 +439,42 @@ func TestCheckpointPacing(t *testing.T) {
 		}
 	}
 }
+
+// A step that needs more than 90% of the free memory is refused before the
+// first step, with the bound, the free memory and what to change; where
+// the free memory cannot be read the run goes ahead.
+func TestMemoryCheck(t *testing.T) {
+	defer func(f func() (int64, string, bool)) { availableMemory = f }(availableMemory)
+	m := toyModel(t, model.TaskClassify)
+	ds := toyData(4, 1)
+	n := 0
+	for _, s := range ds.Samples {
+		n = max(n, s.Len(ds.C))
+	}
+	need := m.Cfg.StepBytes(4, n, 0, true) + 8*int64(m.NumParams())
+	for _, tc := range []struct {
+		name  string
+		avail int64
+		ok    bool
+		want  string // "": trains
+	}{
+		{"fits", need * 2, true, ""},
+		{"under 90% only", need * 21 / 20, true, "too little room"},
+		{"more than free", need / 2, true, "more than the"},
+		{"unknown", 0, false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			availableMemory = func() (int64, string, bool) { return tc.avail, "test", tc.ok }
+			cfg := toyConfig(t.TempDir())
+			cfg.Epochs = 1
+			tr := &Trainer{Cfg: cfg, Model: m, Train: ds, Data: toySpec(model.TaskClassify), Log: io.Discard}
+			_, err := tr.Run(context.Background())
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "train.batch_size")):
+				t.Fatalf("error %v, want one saying %q and naming train.batch_size", err, tc.want)
+			}
+		})
+	}
+}

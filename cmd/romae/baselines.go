@@ -40,6 +40,9 @@ func taskBaselines(u *using, l *loaded, trainPath string) (map[string]float64, e
 		return nil, err
 	}
 	out := map[string]float64{}
+	if c := baseline.FullDTWCost(tr, te); c > baseline.MaxFullDTW {
+		fmt.Fprintf(os.Stderr, "romae: --baselines: 1-NN DTW left out: full-window DTW of every test series against every training series is %.2g cell updates, past the %.0g bound (hours on a few cores); the other baselines follow\n", c, baseline.MaxFullDTW)
+	}
 	switch l.m.Cfg.Task {
 	case model.TaskClassify:
 		rows, err := baseline.ClassificationTable(tr, te, te.TimeAxis)

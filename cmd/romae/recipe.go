@@ -22,7 +22,9 @@ import (
 //     consecutive observations, P chosen so the series at the lower
 //     quartile of length has about targetTokens tokens (a token then carries a
 //     local shape, not a single number: on GunPoint one token per step
-//     reached 0.69 accuracy from scratch, 8 steps per token 0.89);
+//     reached 0.69 accuracy from scratch, 8 steps per token 0.89), and
+//     larger when the longest sample would otherwise have more than
+//     maxSeqTokens tokens (memory and time grow with their square);
 //   - train.augment_shift whenever series are patched: each step draws
 //     every series with its patch grid moved by 0..P−1 observations
 //     (fold ensembles: ArrowHead 0.705 → 0.819, GunPoint 0.962 → 0.982;
@@ -54,8 +56,9 @@ import (
 const (
 	maxTokens    = 48
 	targetTokens = 24
-	maxFolds     = 20 // data.folds
-	evalPoints   = 50 // validation points per run when they only draw curves
+	maxSeqTokens = 512 // tokens of the longest sample (seriesPatchFor)
+	maxFolds     = 20  // data.folds
+	evalPoints   = 50  // validation points per run when they only draw curves
 )
 
 // explicitSettings is the set of dotted setting names ("train.lr") the user
@@ -96,7 +99,9 @@ func (r *recipe) summary() string {
 // seriesPatchFor is P for raw series data: 1 when the median series has
 // at most maxTokens observations per channel, else P so that the series at
 // the lower quartile of length gets about targetTokens tokens (P ≥ 2, at
-// most 32 observations each). For equal lengths that is the median series;
+// most 32 observations each), and in any case at least what cuts the
+// longest sample into about maxSeqTokens tokens (past 16 384 observations
+// of all its channels). For equal lengths that is the median series;
 // when lengths vary it keeps the short series from being cut into a handful
 // of tokens (PickupGestureWiimoteZ, 29–361 steps: P 6 from the median, 4
 // from the quartile; fold ensembles 0.800 → 0.82, docs/defaults.md).
@@ -106,8 +111,10 @@ func seriesPatchFor(ds *data.Dataset) int {
 		return 1
 	}
 	lens := make([]int, len(ds.Samples))
+	longest := 0 // observations of the longest sample, all channels
 	for i := range ds.Samples {
 		s := &ds.Samples[i]
+		longest = max(longest, s.Len(ds.C))
 		channels := map[string]bool{}
 		for t := 0; t < s.Len(ds.C); t++ {
 			key := make([]float32, 0, ds.D-1)
@@ -121,11 +128,17 @@ func seriesPatchFor(ds *data.Dataset) int {
 		lens[i] = s.Len(ds.C) / max(len(channels), 1)
 	}
 	sort.Ints(lens)
-	if lens[len(lens)/2] <= maxTokens {
-		return 1
+	P := 1
+	if lens[len(lens)/2] > maxTokens {
+		quartile := lens[len(lens)/4]
+		P = min(max(int(math.Round(float64(quartile)/targetTokens)), 2), 32)
 	}
-	quartile := lens[len(lens)/4]
-	return min(max(int(math.Round(float64(quartile)/targetTokens)), 2), 32)
+	// However long the series, the longest sample keeps about maxSeqTokens
+	// tokens (all its channels together): a step's memory and time grow
+	// with the square of a sample's tokens (batches of 8 series of
+	// 200 000 steps at P 32 needed over 23 GiB; at P 391 the run peaked at
+	// 1.4 GiB: docs/defaults.md).
+	return max(P, (longest+maxSeqTokens-1)/maxSeqTokens)
 }
 
 // applyDataRecipe chooses data.series_patch and data.val_fraction from the

@@ -113,6 +113,12 @@ func TestSeriesPatchFor(t *testing.T) {
 		{"ragged", []int{360, 30, 130, 50, 190, 90, 140, 100}, 1, 4},
 		{"ragged, short quartile", []int{10, 10, 60, 60}, 1, 2},
 		{"ragged, short median", []int{10, 10, 40, 400}, 1, 1},
+		// The longest sample keeps at most maxSeqTokens (512) tokens.
+		{"at the token bound", []int{16384}, 1, 32},
+		{"past the token bound", []int{16385}, 1, 33},
+		{"very long", []int{200000}, 1, 391},
+		{"one long outlier", []int{100, 100, 100, 60000}, 1, 118},
+		{"long, 6 channels on an axis", []int{5000}, 6, 59},
 	} {
 		if got := seriesPatchFor(seriesDataset(tc.lengths, tc.channels)); got != tc.want {
 			t.Errorf("%s: lengths %v × %d channels: P = %d, want %d", tc.name, tc.lengths, tc.channels, got, tc.want)
