@@ -615,7 +615,8 @@ func checkMemory(m *model.Model[float32], cfg Config, ds *data.Dataset, ranks in
 	for i := range ds.Samples {
 		n = max(n, ds.Samples[i].Len(ds.C))
 	}
-	B := min((cfg.BatchSize+ranks-1)/max(ranks, 1), len(ds.Samples))
+	lo, hi := dist.Split(cfg.BatchSize, 0, ranks) // rank 0 has the largest share
+	B := min(hi-lo, len(ds.Samples))
 	need := m.Cfg.StepBytes(B, n, cfg.MaskRatio, true) + 2*4*int64(m.NumParams())
 	if need <= avail/10*9 {
 		return nil

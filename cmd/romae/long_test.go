@@ -14,7 +14,7 @@ import (
 
 // Series far longer than any the recipe was developed on (8 of 100 000
 // steps): one token per step is refused before anything is allocated, with
-// an error that names the settings to change (it needs ~900 GiB, and was
+// an error that names the settings to change (it needs over 5 TiB, and was
 // killed by the kernel part-way before the check), and the default recipe
 // patches them to about 512 tokens, so the run trains.
 func TestLongSeries(t *testing.T) {

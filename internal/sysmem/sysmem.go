@@ -65,41 +65,34 @@ func addressSpaceLeft(root string) (int64, bool) {
 	}
 	var size int64
 	if b, err := os.ReadFile(filepath.Join(root, "proc/self/status")); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			if rest, ok := strings.CutPrefix(line, "VmSize:"); ok {
-				if f := strings.Fields(rest); len(f) == 2 && f[1] == "kB" {
-					if kb, err := strconv.ParseInt(f[0], 10, 64); err == nil {
-						size = kb << 10
-					}
-				}
-			}
-		}
+		size = kBFields(b)["VmSize"]
 	}
 	return max(limit-size, 0), true
 }
 
 // parseMeminfo is MemAvailable + SwapFree of a /proc/meminfo, in bytes.
 func parseMeminfo(b []byte) (int64, bool) {
-	var total int64
-	found := false
+	f := kBFields(b)
+	avail, found := f["MemAvailable"]
+	return avail + f["SwapFree"], found
+}
+
+// kBFields are the "Name: N kB" lines of a /proc file (meminfo, status),
+// in bytes by name; other lines are left out.
+func kBFields(b []byte) map[string]int64 {
+	out := map[string]int64{}
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	for sc.Scan() {
 		name, rest, ok := strings.Cut(sc.Text(), ":")
-		if !ok || name != "MemAvailable" && name != "SwapFree" {
-			continue
-		}
 		f := strings.Fields(rest) // "24344396 kB"
-		if len(f) != 2 || f[1] != "kB" {
+		if !ok || len(f) != 2 || f[1] != "kB" {
 			continue
 		}
-		kb, err := strconv.ParseInt(f[0], 10, 64)
-		if err != nil || kb < 0 {
-			continue
+		if kb, err := strconv.ParseInt(f[0], 10, 64); err == nil && kb >= 0 {
+			out[name] = kb << 10
 		}
-		total += kb << 10
-		found = found || name == "MemAvailable"
 	}
-	return total, found
+	return out
 }
 
 type cgroupLimit struct {
@@ -126,19 +119,19 @@ func cgroupLimits(root string) []cgroupLimit {
 		switch {
 		case f[0] == "0" && f[1] == "":
 			dir, limFile, useFile = "sys/fs/cgroup", "memory.max", "memory.current"
-		case f[1] == "memory" || strings.Contains(","+f[1]+",", ",memory,"):
+		case strings.Contains(","+f[1]+",", ",memory,"):
 			dir, limFile, useFile = "sys/fs/cgroup/memory", "memory.limit_in_bytes", "memory.usage_in_bytes"
 		default:
 			continue
 		}
-		for _, d := range []string{filepath.Join(root, dir, f[2]), filepath.Join(root, dir)} {
-			lim, okL := readInt(filepath.Join(d, limFile))
-			used, okU := readInt(filepath.Join(d, useFile))
+		for _, d := range []string{filepath.Join(dir, f[2]), dir} {
+			lim, okL := readInt(filepath.Join(root, d, limFile))
+			used, okU := readInt(filepath.Join(root, d, useFile))
 			if !okL || !okU {
 				continue
 			}
 			if lim < 1<<60 { // v1 writes "no limit" as a page-rounded 2⁶³−1
-				out = append(out, cgroupLimit{filepath.Join("/", strings.TrimPrefix(filepath.Join(d, limFile), root)), lim, used})
+				out = append(out, cgroupLimit{filepath.Join("/", d, limFile), lim, used})
 			}
 			break
 		}
