@@ -60,6 +60,8 @@ type CSVOptions struct {
 	// instead (whatever NaN says).
 	FillMissing bool
 	FillValue   float32
+	// Time maps the time column to positions (default: as read).
+	Time TimeMap
 }
 
 // csvObject accumulates one object's rows in file order.
@@ -67,6 +69,7 @@ type csvObject struct {
 	id       string
 	line     int // first row, for error messages
 	times    []float64
+	earliest float64 // earliest time of any row, missing values included
 	channels []int
 	values   []float32 // [rows*len(ValueColumns)]
 	label    string
@@ -162,6 +165,9 @@ func LoadLongCSV(path string, opt CSVOptions) (*Dataset, error) {
 		if err != nil {
 			return nil, err
 		}
+		if obj.rows == 0 || t < obj.earliest {
+			obj.earliest = t
+		}
 		ch := 0
 		if opt.ChannelColumn != "" {
 			name := field(opt.ChannelColumn)
@@ -244,7 +250,7 @@ func LoadLongCSV(path string, opt CSVOptions) (*Dataset, error) {
 	}
 	nch := len(remap)
 
-	ds := &Dataset{Name: strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)), TargetDim: len(opt.TargetColumns)}
+	ds := &Dataset{Name: strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)), TargetDim: len(opt.TargetColumns), TimeStamps: true}
 	switch {
 	case opt.ChannelColumn == "":
 	case opt.Channels != nil:
@@ -289,6 +295,12 @@ func LoadLongCSV(path string, opt CSVOptions) (*Dataset, error) {
 			o.channels[i] = remap[o.channels[i]]
 		}
 		s := Sample{ID: o.id, Label: -1, Target: o.target}
+		if !opt.Time.Identity() {
+			s.TimeOrigin = opt.Time.Origin(o.id, []float64{o.earliest})
+			for i, t := range o.times {
+				o.times[i] = float64(opt.Time.Position(t, s.TimeOrigin)) // rounded to float32 once
+			}
+		}
 		if opt.LabelColumn != "" {
 			var ok bool
 			if s.Label, ok = classIdx[o.label]; !ok {

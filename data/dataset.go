@@ -18,6 +18,10 @@ type Sample struct {
 	// Target is the regression target: [TargetDim] per sample, or
 	// [N*TargetDim] when Dataset.TargetPerToken; nil when the dataset has none.
 	Target []float32
+	// TimeOrigin is the file time at position 0 of the time axis: what the
+	// loader subtracted from this series' times (Source.TimeOrigin series),
+	// 0 when times are as read.
+	TimeOrigin float64
 	// Shifts are other tokenisations of the same object (the series
 	// patched on a shifted grid, PatchSeriesShifted) that training may
 	// draw instead of Values and Positions; nil for most data.
@@ -43,7 +47,10 @@ type Dataset struct {
 	// interpolation baselines work along it): 0 for .ts ((step[, channel]))
 	// and array series, D−1 for long CSV ((channel, time)).
 	TimeAxis int
-	Samples  []Sample
+	// TimeStamps is set when the file gave the times (a CSV time column, a
+	// .ts file with @timeStamps true) rather than step indices.
+	TimeStamps bool
+	Samples    []Sample
 	// Names from the file, when it gives them (empty otherwise):
 	// ValueNames[c] names value slot c (CSV value columns; .ts dimensions
 	// dim0, dim1, ...), Channels[k] the channel whose index on a channel

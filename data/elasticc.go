@@ -40,9 +40,9 @@ const (
 // error naming the line). The flux variance is FLUXCALERR², so a negative
 // FLUXCALERR is an error. SNANA's FITS tables separate light curves with
 // MJD = -777 rows; a CSV export is expected to have dropped them (they
-// would be read as observations). Times are read as float32, so relative
-// times carry about 0.004 d of rounding at MJD ~ 60 000, far below the
-// survey's cadence. Values are not normalised (see ComputeStats).
+// would be read as observations). Days since the first observation are
+// taken in float64 before rounding to float32 (data.TimeMap), so they keep
+// the survey's spacing exactly. Values are not normalised (see ComputeStats).
 //
 // labels is the path of a per-object CSV with columns SNID and CLASS
 // (LoadLabelsCSV); the classes are the distinct names sorted (natural
@@ -61,6 +61,7 @@ func LoadElasticcCSV(path, labels string) (*Dataset, error) {
 		NaN:           NaNError, // the alerts have no missing fluxes: a NaN is a broken file
 		ValueColumns:  []string{ElasticcFluxColumn, ElasticcFluxErrColumn},
 		ChannelMode:   ChannelAxis,
+		Time:          TimeMap{PerSeries: true},
 	})
 	if err != nil {
 		return nil, err
@@ -68,10 +69,6 @@ func LoadElasticcCSV(path, labels string) (*Dataset, error) {
 	ds.Name = "elasticc-" + ds.Name
 	for i := range ds.Samples {
 		s := &ds.Samples[i]
-		t0 := s.Positions[1] // tokens are sorted by time: the first is the earliest
-		for j := 0; j < len(s.Positions); j += 2 {
-			s.Positions[j+1] -= t0
-		}
 		for j := 1; j < len(s.Values); j += 2 {
 			s.Values[j] *= s.Values[j] // FLUXCALERR → variance
 			if !isFinite(s.Values[j]) {

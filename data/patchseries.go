@@ -131,7 +131,7 @@ func patchSample(s *Sample, order []int, c, d, ta, P, shift int) Sample {
 	}
 	starts = append(starts, len(order))
 	w := P*c + P // values per token
-	ns := Sample{ID: s.ID, Label: s.Label, Target: s.Target,
+	ns := Sample{ID: s.ID, Label: s.Label, Target: s.Target, TimeOrigin: s.TimeOrigin,
 		Values: make([]float32, (len(starts)-1)*w), Positions: make([]float32, 0, (len(starts)-1)*d)}
 	for t := range len(starts) - 1 {
 		first := s.Positions[order[starts[t]]*d : (order[starts[t]]+1)*d]

@@ -30,6 +30,11 @@ type Source struct {
 	ArrayKey string `json:"array_key" yaml:"array_key" help:"npz: array with the data, [N,T,C] series or [N,H,W(,C)] images (default x)"`
 	LabelKey string `json:"label_key" yaml:"label_key" help:"npz: array with integer labels (default y, optional; - : none)"`
 	Patch    [2]int `json:"patch" yaml:"patch" help:"npy/npz images: patch height,width (0,0: treat as series)"`
+	// time axis
+	TimeOrigin string  `json:"time_origin,omitempty" yaml:"time_origin" help:"series: each series' time axis starts at 0 at its first time stamp (in float64, so absolute times such as Unix seconds or MJD keep their spacing); file or empty: times as read"`
+	TimeUnit   float64 `json:"time_unit,omitempty" yaml:"time_unit" help:"file time units per position unit on the time axis (0: as read); the default recipe picks the median spacing of the training file's time stamps"`
+	// origins: see WithOrigins (not part of a checkpoint's spec).
+	origins map[string]float64
 	// series
 	SeriesPatch int `json:"series_patch,omitempty" yaml:"series_patch" help:"series: observations per token along time (0 or 1: one token per observation); a token holds P consecutive observations of one channel and their time offsets"`
 	// protocol
@@ -42,6 +47,9 @@ type Source struct {
 // than silently ignored.
 func (s Source) Check(path string) error {
 	if err := checkNaNPolicy(s.NaN); err != nil {
+		return err
+	}
+	if err := checkTimeMap(s.TimeOrigin, s.TimeUnit); err != nil {
 		return err
 	}
 	switch {
@@ -87,7 +95,7 @@ func (s Source) Load(path string) (*Dataset, error) {
 	var ds *Dataset
 	switch format {
 	case "ts":
-		ds, err = LoadTS(path, TSOptions{Missing: s.Missing, NaN: s.NaN})
+		ds, err = LoadTS(path, TSOptions{Missing: s.Missing, NaN: s.NaN, Time: s.TimeMap()})
 	case "csv":
 		ds, err = s.loadCSV(path)
 	case "npy", "npz":
@@ -97,6 +105,9 @@ func (s Source) Load(path string) (*Dataset, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if format != "ts" && format != "csv" {
+		applyTimeMap(ds, s.TimeMap())
 	}
 	if s.DropFraction > 0 {
 		ds, err = DropRandomSteps(ds, s.DropFraction, ds.TimeAxis, s.DropSeed)
@@ -138,7 +149,7 @@ func (s Source) FormatOf(path string) (string, error) {
 
 func (s Source) loadCSV(path string) (*Dataset, error) {
 	opt := CSVOptions{IDColumn: s.IDColumn, TimeColumn: s.TimeColumn, ChannelColumn: s.ChannelColumn,
-		ValueColumns: s.ValueColumns, ChannelMode: s.ChannelMode, LabelColumn: s.LabelColumn, TargetColumns: s.TargetColumns, NaN: s.NaN}
+		ValueColumns: s.ValueColumns, ChannelMode: s.ChannelMode, LabelColumn: s.LabelColumn, TargetColumns: s.TargetColumns, NaN: s.NaN, Time: s.TimeMap()}
 	ds, err := LoadLongCSV(path, opt)
 	if err != nil {
 		return nil, err

@@ -102,7 +102,7 @@ func DropRandomSteps(ds *Dataset, frac float64, axis int, seed uint64) (*Dataset
 				drop--
 			}
 		}
-		ns := Sample{ID: s.ID, Label: s.Label}
+		ns := Sample{ID: s.ID, Label: s.Label, TimeOrigin: s.TimeOrigin}
 		if !ds.TargetPerToken {
 			ns.Target = s.Target
 		}

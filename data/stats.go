@@ -58,8 +58,12 @@ func slotStats(c int, ds *Dataset, field func(*Sample) []float32) Stats {
 		}
 	}
 	for k, ss := range st.Std {
+		// A slot whose spread is float32 rounding of one value (below ~100
+		// float32 ulps of its mean: a patch's time offsets when the time unit
+		// is not exact in binary, 1.0000006 ± 1e-7) is constant: dividing
+		// by that spread would blow the rounding up to unit-sized noise.
 		st.Std[k] = math.Sqrt(ss / float64(n))
-		if st.Std[k] < 1e-12 {
+		if st.Std[k] < 1e-12 || st.Std[k] < 1e-5*math.Abs(st.Mean[k]) {
 			st.Std[k] = 1
 		}
 	}

@@ -43,3 +43,24 @@ func TestStats(t *testing.T) {
 	wantErr(t, Stats{Mean: []float64{0, 0}, Std: []float64{1, 0}}.Apply(ds), "slot 1")
 	wantErr(t, back.Invert(make([]float32, 3)), "not a multiple")
 }
+
+// A slot that is one value up to float32 rounding (a patch's time offset
+// 2·1.0000006, as MJD minutes in units of 1/1440 give) is constant: its
+// std is 1, not the rounding's 1e-7, which would turn the rounding into
+// unit-sized noise. A small but real spread is kept.
+func TestStatsRoundingIsConstant(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		vals    []float32
+		wantStd float64 // 0: the computed spread
+	}{
+		{"rounding of 2", []float32{2.0000012, 2.0000014, 2.0000012, 2.0000010}, 1},
+		{"real spread", []float32{2.001, 2.002, 2.000, 2.003}, 0},
+	} {
+		ds := &Dataset{C: 1, D: 1, Samples: []Sample{{Values: tc.vals, Positions: []float32{0, 1, 2, 3}}}}
+		st := ComputeStats(ds)
+		if tc.wantStd != 0 && st.Std[0] != tc.wantStd || tc.wantStd == 0 && (st.Std[0] == 1 || st.Std[0] < 1e-4) {
+			t.Errorf("%s: std %v", tc.name, st.Std[0])
+		}
+	}
+}

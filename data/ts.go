@@ -35,6 +35,8 @@ type TSOptions struct {
 	// (default when empty: Missing decides which tokens go), NaNDrop or
 	// NaNError.
 	NaN string
+	// Time maps the time stamps (or step indices) to positions.
+	Time TimeMap
 }
 
 // tsHeader holds the @-tags of a .ts file.
@@ -80,7 +82,7 @@ func LoadTS(path string, opt TSOptions) (*Dataset, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s:%w", path, err)
 	}
-	ds := &Dataset{Name: h.problem, C: 1, D: 1, Classes: h.classes}
+	ds := &Dataset{Name: h.problem, C: 1, D: 1, Classes: h.classes, TimeStamps: h.timeStamps}
 	if ds.Name == "" {
 		ds.Name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	}
@@ -104,7 +106,7 @@ func LoadTS(path string, opt TSOptions) (*Dataset, error) {
 			continue
 		}
 		index := len(ds.Samples) + ds.DroppedSamples
-		s, missing, err := h.caseSample(line, opt, &firstLen)
+		s, missing, err := h.caseSample(line, strconv.Itoa(index), opt, &firstLen)
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d: case %d: %w", path, lr.n, index, err)
 		}
@@ -113,7 +115,6 @@ func LoadTS(path string, opt TSOptions) (*Dataset, error) {
 			ds.DroppedSamples++
 			continue
 		}
-		s.ID = strconv.Itoa(index) // the case's index in the file, dropped ones counted
 		ds.Samples = append(ds.Samples, s)
 	}
 	if len(ds.Samples) == 0 {
@@ -136,10 +137,19 @@ func LoadTS(path string, opt TSOptions) (*Dataset, error) {
 // for the @equalLength check (-1 before it). Under NaNDrop a case with a
 // missing value is not converted (the caller drops it); under NaNError it
 // is an error naming the first.
-func (h *tsHeader) caseSample(line string, opt TSOptions, firstLen *int) (Sample, int, error) {
+func (h *tsHeader) caseSample(line, id string, opt TSOptions, firstLen *int) (Sample, int, error) {
 	c, err := parseTSCase(line, h)
 	if err != nil {
 		return Sample{}, 0, err
+	}
+	var origin float64
+	if !opt.Time.Identity() {
+		origin = opt.Time.Origin(id, c.times...)
+		for _, ts := range c.times {
+			for i, t := range ts {
+				ts[i] = float64(opt.Time.Position(t, origin)) // exact in float64: rounded to float32 once
+			}
+		}
 	}
 	if h.equalLength {
 		if *firstLen < 0 {
@@ -164,6 +174,7 @@ func (h *tsHeader) caseSample(line string, opt TSOptions, firstLen *int) (Sample
 		return Sample{}, missing, nil
 	}
 	s, err := c.sample(opt.Missing, h.dims)
+	s.ID, s.TimeOrigin = id, origin // the case's index in the file, dropped ones counted
 	return s, missing, err
 }
 

@@ -26,7 +26,7 @@ func BenchmarkDecode200Tokens(b *testing.B) {
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := decodeRequest(body, epPredict, shape{2, 2}, lim); err != nil {
+		if _, err := decodeRequest(body, epPredict, shape{values: 2, axes: 2}, lim); err != nil {
 			b.Fatal(err)
 		}
 	}

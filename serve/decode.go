@@ -29,9 +29,11 @@ type Limits struct {
 
 // DefaultLimits are far above a light curve or a sensor window (hundreds
 // of observations) and small enough that a full queue of requests at the
-// limits fits a laptop's memory.
+// limits fits a laptop's memory; positions reach Unix times in
+// milliseconds (1.7e12), which a model trained on them maps to its time
+// axis (data.time_origin, data.time_unit).
 func DefaultLimits() Limits {
-	return Limits{MaxBodyBytes: 8 << 20, MaxSamples: 64, MaxTokens: 2048, MaxQueries: 4096, MaxAbsValue: 1e9, MaxAbsPosition: 1e9}
+	return Limits{MaxBodyBytes: 8 << 20, MaxSamples: 64, MaxTokens: 2048, MaxQueries: 4096, MaxAbsValue: 1e9, MaxAbsPosition: 1e13}
 }
 
 func (l Limits) check() error {
@@ -62,12 +64,21 @@ const (
 type request struct {
 	samples []data.Sample
 	queries [][]float32 // interpolate: [n_q·D] per sample
-	masks   [][]bool    // reconstruct: one flag per token
-	pool    string      // embed: cls or mean ("" : the model's default)
+	// times and queryTimes are the time coordinates of each sample's tokens
+	// and queries as sent, in float64, when the model maps times
+	// (shape.keepTime): float32 would round Unix seconds to 128 s.
+	times, queryTimes [][]float64
+	masks             [][]bool // reconstruct: one flag per token
+	pool              string   // embed: cls or mean ("" : the model's default)
 }
 
-// shape is what each token must carry: values per token and position axes.
-type shape struct{ values, axes int }
+// shape is what each token must carry: values per token and position
+// axes; with keepTime, the coordinates on axis time are also kept in
+// float64 (request.times).
+type shape struct {
+	values, axes, time int
+	keepTime           bool
+}
 
 // decodeRequest reads a request body for endpoint ep:
 //
@@ -424,6 +435,12 @@ func (d *decoder) numberLiteral() ([]byte, error) {
 // numbers appends a JSON array of exactly want numbers, each within ±lim,
 // to dst (as float32, rounded once, as encoding/json rounds).
 func (d *decoder) numbers(dst []float32, field string, want int, lim float64) ([]float32, error) {
+	return d.numbers64(dst, nil, field, want, lim)
+}
+
+// numbers64 is numbers that also appends the number at index d.sh.time to
+// *time, unrounded, when time is not nil.
+func (d *decoder) numbers64(dst []float32, time *[]float64, field string, want int, lim float64) ([]float32, error) {
 	d.at.field = field
 	defer func() { d.at.field = "" }()
 	n, err := d.array(want, func() error {
@@ -444,6 +461,10 @@ func (d *decoder) numbers(dst []float32, field string, want int, lim float64) ([
 		v, err := strconv.ParseFloat(string(lit), 32)
 		if err != nil || math.Abs(v) > lim {
 			return d.fail(false, "%s[%d] = %s is outside ±%g (the server's limit)", field, i, lit, lim)
+		}
+		if time != nil && i == d.sh.time {
+			v64, _ := strconv.ParseFloat(string(lit), 64)
+			*time = append(*time, v64)
 		}
 		dst = append(dst, float32(v))
 		return nil
@@ -540,6 +561,10 @@ func (d *decoder) sample(i int) error {
 	defer func() { d.at = loc{top: "samples", smp: -1} }()
 	s := data.Sample{ID: strconv.Itoa(i), Label: -1}
 	var queries []float32
+	var times, queryTimes *[]float64
+	if d.sh.keepTime {
+		times, queryTimes = new([]float64), new([]float64)
+	}
 	var mask []bool
 	sawTokens, sawQueries := false, false
 	err := d.object(sampleFields(d.ep), func(key string) error {
@@ -567,7 +592,7 @@ func (d *decoder) sample(i int) error {
 				return d.fail(false, "more than %d tokens in one sample (the server's limit)", d.lim.MaxTokens)
 			}, func(j int) error {
 				d.at.tok = j
-				hidden, err := d.token(&s)
+				hidden, err := d.token(&s, times)
 				if d.ep == epReconstruct {
 					mask = append(mask, hidden)
 				}
@@ -588,7 +613,7 @@ func (d *decoder) sample(i int) error {
 			}, func(q int) error {
 				d.at.qry = q
 				var err error
-				queries, err = d.numbers(queries, "position", d.sh.axes, d.lim.MaxAbsPosition)
+				queries, err = d.numbers64(queries, queryTimes, "position", d.sh.axes, d.lim.MaxAbsPosition)
 				return err
 			})
 			if err == nil {
@@ -625,12 +650,15 @@ func (d *decoder) sample(i int) error {
 	if d.ep == epInterpolate {
 		d.req.queries = append(d.req.queries, queries)
 	}
+	if times != nil {
+		d.req.times, d.req.queryTimes = append(d.req.times, *times), append(d.req.queryTimes, *queryTimes)
+	}
 	return nil
 }
 
 // token reads the current token of a sample into s and reports its
 // "masked" flag.
-func (d *decoder) token(s *data.Sample) (bool, error) {
+func (d *decoder) token(s *data.Sample, times *[]float64) (bool, error) {
 	hidden, sawValues, sawPosition := false, false, false
 	err := d.object(tokenFields(d.ep), func(key string) error {
 		var err error
@@ -640,7 +668,7 @@ func (d *decoder) token(s *data.Sample) (bool, error) {
 			s.Values, err = d.numbers(s.Values, "values", d.sh.values, d.lim.MaxAbsValue)
 		case "position":
 			sawPosition = true
-			s.Positions, err = d.numbers(s.Positions, "position", d.sh.axes, d.lim.MaxAbsPosition)
+			s.Positions, err = d.numbers64(s.Positions, times, "position", d.sh.axes, d.lim.MaxAbsPosition)
 		case "masked":
 			hidden, err = d.boolean("masked")
 		}

@@ -399,7 +399,7 @@ func (s *Server) enqueue(ctx context.Context, w http.ResponseWriter, r *http.Req
 	}
 	s.bat.arriving.Add(1)
 	defer s.bat.arriving.Add(-1)
-	req, err := decodeRequest(buf.Bytes(), ep, shape{m.values, m.Net.Cfg.PosDims}, lim)
+	req, err := m.decode(buf.Bytes(), ep, lim)
 	if err != nil {
 		return nil, nil, http.StatusBadRequest, "bad_request", err
 	}

@@ -24,7 +24,8 @@ type Model struct {
 
 	values   int // values per token in a request (before series patching)
 	patch    int // observations per model token (data.series_patch); 1: none
-	timeAxis int // the position axis PatchSeries groups along and the blend interpolates along
+	timeAxis int // the position axis PatchSeries groups along, the blend interpolates along and timeMap maps
+	timeMap  data.TimeMap
 	blend    *eval.Blend
 	ws       *model.Workspace[float32]
 
@@ -98,7 +99,14 @@ func NewModel(name string, net *model.Model[float32], spec *data.Spec) (*Model, 
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	net.PackWeights() // a served model only runs inference
-	m := &Model{Net: net, Spec: spec, Name: name, values: net.Cfg.Values, patch: 1, ws: net.NewWorkspace()}
+	m := &Model{Net: net, Spec: spec, Name: name, values: net.Cfg.Values, patch: 1, ws: net.NewWorkspace(), timeMap: spec.Source.TimeMap()}
+	if !m.timeMap.Identity() {
+		axis, err := timeAxis(spec, net.Cfg.PosDims)
+		if err != nil {
+			return nil, fmt.Errorf("%s: its time axis is mapped (data.time_origin, data.time_unit): %w", name, err)
+		}
+		m.timeAxis = axis
+	}
 	if p := spec.Source.SeriesPatch; p > 1 {
 		// A token of a patched model holds P observations' values and their
 		// P time offsets (data.PatchSeries): Values = P·c + P.
@@ -199,6 +207,38 @@ func (m *Model) info(lim Limits) ModelInfo {
 	}
 	in.InterpBlend = m.blend
 	return in
+}
+
+// decode reads a request body for endpoint ep into the model's positions.
+func (m *Model) decode(body []byte, ep string, lim Limits) (*request, error) {
+	req, err := decodeRequest(body, ep, shape{m.values, m.Net.Cfg.PosDims, m.timeAxis, !m.timeMap.Identity()}, lim)
+	if err != nil {
+		return nil, err
+	}
+	m.mapTimes(req)
+	return req, nil
+}
+
+// mapTimes puts the time coordinates of req's tokens and queries on the
+// model's time axis as the data loaders do for files (data.TimeMap): from
+// the float64 times sent, each sample's origin its earliest token.
+func (m *Model) mapTimes(req *request) {
+	if req.times == nil {
+		return
+	}
+	D, ta := m.Net.Cfg.PosDims, m.timeAxis
+	for i := range req.samples {
+		s := &req.samples[i]
+		s.TimeOrigin = m.timeMap.Origin(s.ID, req.times[i])
+		for k, t := range req.times[i] {
+			s.Positions[k*D+ta] = m.timeMap.Position(t, s.TimeOrigin)
+		}
+		if i < len(req.queries) {
+			for k, t := range req.queryTimes[i] {
+				req.queries[i][k*D+ta] = m.timeMap.Position(t, s.TimeOrigin)
+			}
+		}
+	}
 }
 
 // prepare turns decoded samples into the model's data: tokens patched as

@@ -597,3 +597,69 @@ func TestInterpolateBlend(t *testing.T) {
 		t.Error("the blend changed no value: the test cannot tell it from the model alone")
 	}
 }
+
+// A model trained on time stamps mapped per series (data.time_origin
+// series, data.time_unit 10) answers requests in the file's units: Unix
+// seconds, which float32 would round to 128 s, are mapped from the float64
+// sent, each sample from its earliest token, queries with it; the answer
+// is what the library gives on the mapped positions.
+func TestServeMapsTimes(t *testing.T) {
+	m, spec := tinyModel(t, model.TaskPretrain, 3)
+	spec.Source = data.Source{Format: "csv", TimeOrigin: data.TimeOriginSeries, TimeUnit: 10}
+	path := filepath.Join(t.TempDir(), "pre.safetensors")
+	if err := m.Save(path, spec.Meta(), nil); err != nil {
+		t.Fatal(err)
+	}
+	ts := startServer(t, path, Config{})
+	samples := synthSamples(3) // (channel, time) positions; the time axis is the last
+	const unix = 1.7e9
+	var body strings.Builder
+	body.WriteString(`{"samples":[`)
+	q := make([][]float32, len(samples))
+	for i, s := range samples {
+		if i > 0 {
+			body.WriteString(",")
+		}
+		origin := unix + 10*float64(s.Positions[1]) // the first token is the earliest
+		fmt.Fprintf(&body, `{"id":%q,"tokens":[`, s.ID)
+		for k := range len(s.Values) / 2 {
+			ch, tm := s.Positions[2*k], unix+10*float64(s.Positions[2*k+1])
+			fmt.Fprintf(&body, `%s{"values":[%v,%v],"position":[%v,%.1f]}`, map[bool]string{true: ",", false: ""}[k > 0], s.Values[2*k], s.Values[2*k+1], ch, tm)
+			samples[i].Positions[2*k+1] = float32((tm - origin) / 10)
+		}
+		fmt.Fprintf(&body, `],"queries":[[0,%.1f],[1,%.1f]]}`, origin+5, origin+25)
+		q[i] = []float32{0, 0.5, 1, 2.5}
+	}
+	body.WriteString("]}")
+	served, err := NewModel("pre", m, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := served.decode([]byte(body.String()), epInterpolate, DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range req.samples {
+		if !slices.Equal(s.Positions, samples[i].Positions) || !slices.Equal(req.queries[i], q[i]) {
+			t.Fatalf("sample %d: positions %v, queries %v; want %v and %v", i, s.Positions, req.queries[i], samples[i].Positions, q[i])
+		}
+	}
+	code, ans, _ := ts.post(t, "/v1/interpolate", body.String())
+	if code != http.StatusOK {
+		t.Fatalf("interpolate: status %d: %v", code, ans)
+	}
+	vals, err := eval.Interpolate(m, m.NewWorkspace(), offline(t, samples, spec), q, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range ans["results"].([]any) {
+		for j, row := range r.(map[string]any)["values"].([]any) {
+			for c, v := range row.([]any) {
+				want := float64(vals[i][j*2+c])*spec.Stats.Std[c] + spec.Stats.Mean[c]
+				if !close32(v.(float64), want, 1e-4) {
+					t.Errorf("sample %d query %d value %d: %v, want %v", i, j, c, v, want)
+				}
+			}
+		}
+	}
+}

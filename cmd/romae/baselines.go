@@ -27,7 +27,8 @@ func taskBaselines(u *using, l *loaded, trainPath string) (map[string]float64, e
 		return nil, fmt.Errorf("--baselines: training data: %w (give --train-data FILE)", err)
 	}
 	raw := *l.spec
-	raw.Stats, raw.Source.SeriesPatch = nil, 0 // series as observed
+	raw.Stats, raw.Source.SeriesPatch = nil, 0 // series as observed: unscaled, unpatched, times as written
+	raw.Source.TimeOrigin, raw.Source.TimeUnit = "", 0
 	raw.TargetStats = nil
 	tr, err := raw.Read(trainPath)
 	if err != nil {

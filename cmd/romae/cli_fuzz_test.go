@@ -73,7 +73,7 @@ func FuzzAtSpec(f *testing.F) {
 	ds := gridDataset()
 	f.Fuzz(func(t *testing.T, in string) {
 		fuzzcheck.Check(t, len(in), func() {
-			q, err := gridQueries(ds, in)
+			q, _, err := gridQueries(ds, in)
 			if err != nil {
 				return
 			}
@@ -99,11 +99,11 @@ func FuzzQueriesFile(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte) {
 		path := fuzzcheck.WriteInput(t, dir, "q.csv", in)
 		fuzzcheck.Check(t, len(in), func() {
-			q, err := fileQueries(ds, cols, path)
+			q, times, err := fileQueries(ds, cols, path)
 			if err == nil {
 				for i, qi := range q {
-					if len(qi)%ds.D != 0 {
-						t.Fatalf("series %d: %d coordinates", i, len(qi))
+					if len(qi)%ds.D != 0 || len(times[i]) != len(qi)/ds.D {
+						t.Fatalf("series %d: %d coordinates, %d times", i, len(qi), len(times[i]))
 					}
 				}
 			}
@@ -118,17 +118,17 @@ func TestAtSpecTerminates(t *testing.T) {
 	ds := gridDataset()
 	for _, spec := range []string{"1e17:1.00000000000001e17:1", "1e300:1e300:1"} {
 		var err error
-		fuzzcheck.Check(t, len(spec), func() { _, err = gridQueries(ds, spec) })
+		fuzzcheck.Check(t, len(spec), func() { _, _, err = gridQueries(ds, spec) })
 		if spec == "1e300:1e300:1" && (err == nil || !strings.Contains(err.Error(), "float32")) {
 			t.Errorf("--at %s: %v, want a float32 range error", spec, err)
 		}
 	}
-	many := &data.Dataset{C: 1, D: 2, Samples: []data.Sample{{ID: "m", Label: -1}}}
+	many := &data.Dataset{C: 1, D: 2, TimeAxis: 1, Samples: []data.Sample{{ID: "m", Label: -1}}}
 	for band := range 11 {
 		many.Samples[0].Values = append(many.Samples[0].Values, 1)
 		many.Samples[0].Positions = append(many.Samples[0].Positions, float32(band), 0)
 	}
-	if _, err := gridQueries(many, "0:999999:1"); err == nil || !strings.Contains(err.Error(), "limit") {
+	if _, _, err := gridQueries(many, "0:999999:1"); err == nil || !strings.Contains(err.Error(), "limit") {
 		t.Errorf("11 bands × 10⁶ points: %v, want the query limit", err)
 	}
 	g, err := parseAt("0:1:0.25")

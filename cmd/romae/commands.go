@@ -155,11 +155,16 @@ func cmdFinetune(ctx context.Context, args []string) error {
 // data.val_fraction of the training data for validation when no
 // data.val file is given, and returns the data spec the checkpoints carry.
 func loadTraining(cfg *runConfig, base *data.Spec, r *recipe, pretrain bool) (tr, val *data.Dataset, spec *data.Spec, err error) {
+	r.applyBaseTime(cfg, base)
 	src := cfg.Data.Source
 	src.SeriesPatch = 0 // patched below, once the recipe has chosen P and whether to shift
+	if base == nil && !r.set["data.time_origin"] {
+		src.TimeOrigin = data.TimeOriginSeries // kept below if the file has time stamps; a no-op on step indices
+	}
 	if tr, err = src.Load(cfg.Data.Train); err != nil {
 		return nil, nil, nil, err
 	}
+	r.applyTimeRecipe(cfg, tr, base)
 	if tr.MissingValues > 0 {
 		fmt.Fprintf(os.Stderr, "romae: %s: %d missing values (data.nan %s): %d series left out\n",
 			cfg.Data.Train, tr.MissingValues, cmp.Or(cfg.Data.NaN, data.NaNMissing), tr.DroppedSamples)
@@ -338,6 +343,10 @@ type using struct {
 	model, data, format, dataSpec, labelsFile string
 	raw                                       bool
 	batchSize                                 int
+	// timeFrom, when set, places the series of --data that it also holds
+	// on its time axes (data.Source.WithOrigins): evaluate --hidden reads
+	// held-out points against the observed series' origins.
+	timeFrom *data.Dataset
 }
 
 func usingFlags(name, synopsis string) (*flag.FlagSet, *using) {
@@ -420,6 +429,9 @@ func (u *using) load(labels bool) (*loaded, error) {
 		read.Classes = nil // labels mean nothing to this model
 	}
 	read.Source = u.source(read.Source)
+	if u.timeFrom != nil {
+		read.Source = read.Source.WithOrigins(u.timeFrom)
+	}
 	if !labels {
 		read.Source = read.Source.Unlabelled()
 		read.Classes, read.TargetStats = nil, nil
@@ -489,6 +501,15 @@ func cmdEvaluate(_ context.Context, args []string) error {
 	}{met, rows})
 }
 
+// loadHidden reads evaluate --hidden's file of held-out points of the
+// series l holds, on their time axes: a series' origin is its observed
+// points' (data.time_origin series), not the held-out points' own.
+func (u *using) loadHidden(l *loaded, path string) (*loaded, error) {
+	hu := *u
+	hu.data, hu.timeFrom = path, l.ds
+	return hu.load(false)
+}
+
 // evaluateInterpolation is evaluate --hidden: the interpolation MSE of a
 // pre-training model (and, with baselines, of linear and spline
 // interpolation and the per-channel mean) in data units.
@@ -503,9 +524,7 @@ func evaluateInterpolation(u *using, hiddenPath, blendMode string, baselines boo
 	if l.m.Cfg.Task != model.TaskPretrain {
 		return fmt.Errorf("--hidden needs a pre-training model (it has the decoder); %s is a %s model", u.model, l.m.Cfg.Task)
 	}
-	hu := *u
-	hu.data = hiddenPath
-	h, err := hu.load(false)
+	h, err := u.loadHidden(l, hiddenPath)
 	if err != nil {
 		return err
 	}
@@ -667,13 +686,20 @@ func cmdInterpolate(_ context.Context, args []string) error {
 	D, C := l.m.Cfg.PosDims, l.m.Cfg.Values
 	cols := dataColumns(l.ds, l.spec)
 	var q [][]float32
+	var qt [][]float64 // each query's time as asked, in the file's units
 	if *at != "" {
-		q, err = gridQueries(l.ds, *at)
+		q, qt, err = gridQueries(l.ds, *at)
 	} else {
-		q, err = fileQueries(l.ds, cols, *queries)
+		q, qt, err = fileQueries(l.ds, cols, *queries)
 	}
 	if err != nil {
 		return err
+	}
+	tm, ta := l.spec.Source.TimeMap(), l.ds.TimeAxis
+	for i, s := range l.ds.Samples {
+		for j, t := range qt[i] {
+			q[i][j*D+ta] = tm.Position(t, s.TimeOrigin)
+		}
 	}
 	b, err := u.blend(l, *blend, "interpolate")
 	if err != nil {
@@ -703,7 +729,11 @@ func cmdInterpolate(_ context.Context, args []string) error {
 			for j := 0; j < len(q[i])/D; j++ {
 				rec := []string{s.ID}
 				for a := 0; a < D; a++ {
-					rec = append(rec, cols.position(a, q[i][j*D+a]))
+					if a == ta {
+						rec = append(rec, strconv.FormatFloat(qt[i][j], 'g', 15, 64))
+					} else {
+						rec = append(rec, cols.position(a, q[i][j*D+a]))
+					}
 				}
 				for c := 0; c < C; c++ {
 					rec = append(rec, strconv.FormatFloat(float64(v[j*C+c]), 'g', 7, 32))
@@ -829,53 +859,56 @@ func pointModel(path string, spec *data.Spec) error {
 	return nil
 }
 
-// gridQueries builds START:STOP:STEP on the last axis for every combination
-// of the leading axes' values present in each series. The total number of
-// query positions is bounded by maxQueries, checked before any is built.
-func gridQueries(ds *data.Dataset, spec string) ([][]float32, error) {
+// gridQueries builds START:STOP:STEP on the time axis for every
+// combination of the other axes' values present in each series, and gives
+// each query's time as asked (times). The total number of query positions
+// is bounded by maxQueries, checked before any is built.
+func gridQueries(ds *data.Dataset, spec string) (q [][]float32, times [][]float64, err error) {
 	g, err := parseAt(spec)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	D := ds.D
+	D, ta := ds.D, ds.TimeAxis
 	keys := make([][]string, len(ds.Samples))
-	seen := make([]map[string][]float32, len(ds.Samples))
+	seen := make([]map[string][]float32, len(ds.Samples)) // a token's position, by its other axes
 	total := 0
 	for i, s := range ds.Samples {
 		seen[i] = map[string][]float32{}
 		for t := 0; t < len(s.Positions)/D; t++ {
-			lead := s.Positions[t*D : t*D+D-1]
-			k := fmt.Sprint(lead)
+			pos := slices.Clone(s.Positions[t*D : (t+1)*D])
+			pos[ta] = 0
+			k := fmt.Sprint(pos)
 			if _, ok := seen[i][k]; !ok {
-				seen[i][k] = lead
+				seen[i][k] = pos
 				keys[i] = append(keys[i], k)
 			}
 		}
 		sort.Strings(keys[i])
 		if total += len(keys[i]) * g.n; total > maxQueries {
-			return nil, fmt.Errorf("--at %q: %d points for each of the series' position combinations come to more than the limit of %d query positions; use a coarser STEP", spec, g.n, maxQueries)
+			return nil, nil, fmt.Errorf("--at %q: %d points for each of the series' position combinations come to more than the limit of %d query positions; use a coarser STEP", spec, g.n, maxQueries)
 		}
 	}
-	q := make([][]float32, len(ds.Samples))
+	q, times = make([][]float32, len(ds.Samples)), make([][]float64, len(ds.Samples))
 	for i := range ds.Samples {
 		q[i] = make([]float32, 0, len(keys[i])*g.n*D)
 		for _, k := range keys[i] {
 			for j := range g.n {
 				q[i] = append(q[i], seen[i][k]...)
-				q[i] = append(q[i], g.at(j))
+				q[i][len(q[i])-D+ta] = float32(g.at(j))
+				times[i] = append(times[i], g.at(j))
 			}
 		}
 	}
-	return q, nil
+	return q, times, nil
 }
 
 // fileQueries reads the query CSV: a header of id and the position axes as
 // interpolate writes them (the older pos1, pos2, ... is accepted for one
 // release, with a note), then one row per query position.
-func fileQueries(ds *data.Dataset, cols columns, path string) ([][]float32, error) {
+func fileQueries(ds *data.Dataset, cols columns, path string) (q [][]float32, times [][]float64, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
 	r := csv.NewReader(f)
@@ -885,19 +918,19 @@ func fileQueries(ds *data.Dataset, cols columns, path string) ([][]float32, erro
 	for i, s := range ds.Samples {
 		index[s.ID] = i
 	}
-	q := make([][]float32, len(ds.Samples))
+	q, times = make([][]float32, len(ds.Samples)), make([][]float64, len(ds.Samples))
 	for line := 1; ; line++ {
 		rec, err := r.Read()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				break
 			}
-			return nil, fmt.Errorf("%s:%d: %w (want %s)", path, line, err, strings.Join(want, ","))
+			return nil, nil, fmt.Errorf("%s:%d: %w (want %s)", path, line, err, strings.Join(want, ","))
 		}
 		if line == 1 {
 			if !slices.Equal(rec, want) {
 				if !legacyQueryHeader(rec) {
-					return nil, fmt.Errorf("%s:1: header %s: want %s, the columns interpolate writes", path, strings.Join(rec, ","), strings.Join(want, ","))
+					return nil, nil, fmt.Errorf("%s:1: header %s: want %s, the columns interpolate writes", path, strings.Join(rec, ","), strings.Join(want, ","))
 				}
 				fmt.Fprintf(os.Stderr, "romae interpolate: %s: the header %s is deprecated and will be refused in the next release; write %s\n",
 					path, strings.Join(rec, ","), strings.Join(want, ","))
@@ -906,17 +939,21 @@ func fileQueries(ds *data.Dataset, cols columns, path string) ([][]float32, erro
 		}
 		i, ok := index[rec[0]]
 		if !ok {
-			return nil, fmt.Errorf("%s:%d: series %q is not in the data", path, line, rec[0])
+			return nil, nil, fmt.Errorf("%s:%d: series %q is not in the data", path, line, rec[0])
 		}
 		for a := 0; a < ds.D; a++ {
 			v, err := cols.parsePosition(a, rec[1+a])
 			if err != nil {
-				return nil, fmt.Errorf("%s:%d: %s: %w", path, line, want[1+a], err)
+				return nil, nil, fmt.Errorf("%s:%d: %s: %w", path, line, want[1+a], err)
+			}
+			if a == ds.TimeAxis { // as asked, unrounded: the time map needs it
+				t, _ := strconv.ParseFloat(strings.TrimSpace(rec[1+a]), 64)
+				times[i] = append(times[i], t)
 			}
 			q[i] = append(q[i], v)
 		}
 	}
-	return q, nil
+	return q, times, nil
 }
 
 // legacyQueryHeader is the header of earlier versions: id,pos1,pos2,...

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"romae/data"
@@ -139,6 +140,47 @@ func seriesPatchFor(ds *data.Dataset) int {
 	// 200 000 steps at P 32 needed over 23 GiB; at P 391 the run peaked at
 	// 1.4 GiB: docs/defaults.md).
 	return max(P, (longest+maxSeqTokens-1)/maxSeqTokens)
+}
+
+// applyBaseTime keeps the pre-trained model's time axis when fine-tuning
+// one: its encoder learnt positions in those units.
+func (r *recipe) applyBaseTime(cfg *runConfig, base *data.Spec) {
+	if base == nil {
+		return
+	}
+	if base.Source.TimeOrigin != "" {
+		choose(r, "data.time_origin", &cfg.Data.TimeOrigin, base.Source.TimeOrigin)
+	}
+	if base.Source.TimeUnit != 0 {
+		choose(r, "data.time_unit", &cfg.Data.TimeUnit, base.Source.TimeUnit)
+	}
+}
+
+// applyTimeRecipe puts the time stamps of a file that has them (CSV, .ts
+// with @timeStamps) on the scale of step indices: each series' time axis
+// starts at 0 at its first time stamp (data.time_origin series; raw was
+// read that way) and one position unit is the median spacing of
+// consecutive time stamps (data.time_unit, applied to raw here). The same
+// series in milliseconds, in Unix seconds or in MJD days then reach the
+// model as they would as step indices: GunPoint as a CSV with one step per
+// minute in MJD scored 0.70 with the times as read, 0.987 as steps
+// (docs/defaults.md, "Time stamps"). Files of step indices are left alone.
+func (r *recipe) applyTimeRecipe(cfg *runConfig, raw *data.Dataset, base *data.Spec) {
+	if base != nil || !raw.TimeStamps {
+		return
+	}
+	choose(r, "data.time_origin", &cfg.Data.TimeOrigin, data.TimeOriginSeries)
+	if cfg.Data.TimeOrigin != data.TimeOriginSeries && !r.set["data.time_unit"] {
+		return // times as the user asked: no unit chosen for them
+	}
+	if u := data.MedianSpacing(raw); u > 0 && !r.set["data.time_unit"] {
+		// Six digits: a unit the recipe line prints as the spec stores it.
+		if u, _ = strconv.ParseFloat(strconv.FormatFloat(u, 'g', 6, 64), 64); u == 1 || u < 0x1p-126 {
+			return // nothing to do, or spacings below float32's normal range: as read
+		}
+		choose(r, "data.time_unit", &cfg.Data.TimeUnit, u)
+		data.Rescale(raw, cfg.Data.TimeUnit)
+	}
 }
 
 // applyDataRecipe chooses data.series_patch and data.val_fraction from the

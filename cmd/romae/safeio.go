@@ -66,5 +66,5 @@ func parseAt(spec string) (atGrid, error) {
 	return atGrid{spec: spec, start: start, step: step, n: int(n)}, nil
 }
 
-// at is the j-th point, as a position.
-func (g atGrid) at(j int) float32 { return float32(g.start + float64(j)*g.step) }
+// at is the j-th point.
+func (g atGrid) at(j int) float64 { return g.start + float64(j)*g.step }
