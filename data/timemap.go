@@ -72,15 +72,6 @@ func (m TimeMap) Position(t, origin float64) float32 {
 	return p
 }
 
-// Time is the inverse of Position, in float64: the file time of position p.
-func (m TimeMap) Time(p float32, origin float64) float64 {
-	t := float64(p)
-	if m.Unit != 0 && m.Unit != 1 {
-		t *= float64(float32(m.Unit))
-	}
-	return t + origin
-}
-
 // TimeMap is the map s describes.
 func (s Source) TimeMap() TimeMap {
 	return TimeMap{PerSeries: s.TimeOrigin == TimeOriginSeries, Unit: s.TimeUnit, Origins: s.origins}
