@@ -64,8 +64,11 @@ func (m TimeMap) Origin(id string, times ...[]float64) float64 {
 }
 
 // Position is the position of time t in a series whose origin is origin.
-func (m TimeMap) Position(t, origin float64) float32 {
-	p := float32(t - origin)
+func (m TimeMap) Position(t, origin float64) float32 { return m.scale(float32(t - origin)) }
+
+// scale is the second step of Position: a time already shifted and
+// rounded, in units of Unit.
+func (m TimeMap) scale(p float32) float32 {
 	if m.Unit != 0 && m.Unit != 1 {
 		p /= float32(m.Unit)
 	}
@@ -111,18 +114,16 @@ func applyTimeMap(ds *Dataset, m TimeMap) {
 	}
 }
 
-// Rescale divides the time axis of every sample of an unpatched ds by unit, as TimeMap.Position does after the origin: the
-// training commands choose the unit from data already read with per-series
-// origins and apply it here instead of reading the file again.
+// Rescale puts the time axis of every sample of an unpatched ds in units
+// of unit, by TimeMap.Position's own second step: the training commands
+// choose the unit from data already read with per-series origins and apply
+// it here instead of reading the file again.
 func Rescale(ds *Dataset, unit float64) {
-	if unit == 0 || unit == 1 {
-		return
-	}
-	u := float32(unit)
+	m := TimeMap{Unit: unit}
 	for i := range ds.Samples {
 		s := &ds.Samples[i]
 		for t := ds.TimeAxis; t < len(s.Positions); t += ds.D {
-			s.Positions[t] /= u
+			s.Positions[t] = m.scale(s.Positions[t])
 		}
 	}
 }

@@ -133,20 +133,7 @@ func TestPretrainEndpoints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, r := range ans["results"].([]any) {
-		rows := r.(map[string]any)["values"].([]any)
-		if len(rows) != 2 {
-			t.Fatalf("sample %d: %d rows for 2 queries", i, len(rows))
-		}
-		for j, row := range rows {
-			for c, v := range row.([]any) {
-				want := float64(vals[i][j*2+c])*spec.Stats.Std[c] + spec.Stats.Mean[c]
-				if !close32(v.(float64), want, 1e-4) {
-					t.Errorf("sample %d query %d value %d: %v, want %v (data units)", i, j, c, v, want)
-				}
-			}
-		}
-	}
+	checkInterpolated(t, ans, vals, spec)
 
 	mask := func(i, tok int) bool { return tok == 1 || tok == 2 }
 	code, ans, _ = ts.post(t, "/v1/reconstruct", requestBody(samples, nil, mask))
@@ -581,17 +568,10 @@ func TestInterpolateBlend(t *testing.T) {
 	if err := blend.Mix(ds, q, vals); err != nil {
 		t.Fatal(err)
 	}
+	checkInterpolated(t, ans, vals, spec)
 	differs := false
-	for i, r := range ans["results"].([]any) {
-		for j, row := range r.(map[string]any)["values"].([]any) {
-			for c, v := range row.([]any) {
-				want := float64(vals[i][j*2+c])*spec.Stats.Std[c] + spec.Stats.Mean[c]
-				if !close32(v.(float64), want, 1e-4) {
-					t.Errorf("sample %d query %d value %d: %v, want the blend's %v", i, j, c, v, want)
-				}
-				differs = differs || vals[i][j*2+c] != alone[i][j*2+c]
-			}
-		}
+	for i := range vals {
+		differs = differs || !slices.Equal(vals[i], alone[i])
 	}
 	if !differs {
 		t.Error("the blend changed no value: the test cannot tell it from the model alone")
@@ -652,12 +632,23 @@ func TestServeMapsTimes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkInterpolated(t, ans, vals, spec)
+}
+
+// checkInterpolated holds an /v1/interpolate answer to vals, the library's
+// values (model units, 2 per query) mapped back to data units with spec.
+func checkInterpolated(t *testing.T, ans map[string]any, vals [][]float32, spec *data.Spec) {
+	t.Helper()
 	for i, r := range ans["results"].([]any) {
-		for j, row := range r.(map[string]any)["values"].([]any) {
+		rows := r.(map[string]any)["values"].([]any)
+		if len(rows) != len(vals[i])/2 {
+			t.Fatalf("sample %d: %d rows for %d queries", i, len(rows), len(vals[i])/2)
+		}
+		for j, row := range rows {
 			for c, v := range row.([]any) {
 				want := float64(vals[i][j*2+c])*spec.Stats.Std[c] + spec.Stats.Mean[c]
 				if !close32(v.(float64), want, 1e-4) {
-					t.Errorf("sample %d query %d value %d: %v, want %v", i, j, c, v, want)
+					t.Errorf("sample %d query %d value %d: %v, want %v (data units)", i, j, c, v, want)
 				}
 			}
 		}

@@ -170,17 +170,16 @@ func (r *recipe) applyTimeRecipe(cfg *runConfig, raw *data.Dataset, base *data.S
 		return
 	}
 	choose(r, "data.time_origin", &cfg.Data.TimeOrigin, data.TimeOriginSeries)
-	if cfg.Data.TimeOrigin != data.TimeOriginSeries && !r.set["data.time_unit"] {
-		return // times as the user asked: no unit chosen for them
+	if r.set["data.time_unit"] || cfg.Data.TimeOrigin != data.TimeOriginSeries {
+		return // the user's unit (applied by the loader), or times as the user asked
 	}
-	if u := data.MedianSpacing(raw); u > 0 && !r.set["data.time_unit"] {
-		// Six digits: a unit the recipe line prints as the spec stores it.
-		if u, _ = strconv.ParseFloat(strconv.FormatFloat(u, 'g', 6, 64), 64); u == 1 || u < 0x1p-126 {
-			return // nothing to do, or spacings below float32's normal range: as read
-		}
-		choose(r, "data.time_unit", &cfg.Data.TimeUnit, u)
-		data.Rescale(raw, cfg.Data.TimeUnit)
+	// Six digits: a unit the recipe line prints as the spec stores it.
+	u, _ := strconv.ParseFloat(strconv.FormatFloat(data.MedianSpacing(raw), 'g', 6, 64), 64)
+	if u == 1 || u < 0x1p-126 {
+		return // nothing to do, or no spacing (0) or one below float32's normal range: as read
 	}
+	choose(r, "data.time_unit", &cfg.Data.TimeUnit, u)
+	data.Rescale(raw, cfg.Data.TimeUnit)
 }
 
 // applyDataRecipe chooses data.series_patch and data.val_fraction from the
