@@ -2,7 +2,9 @@ package data
 
 import (
 	"cmp"
+	"encoding/binary"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"slices"
 )
@@ -34,6 +36,25 @@ func (s *Sample) Len(c int) int {
 		return 0
 	}
 	return len(s.Values) / c
+}
+
+// Fingerprint identifies the series by its values and positions (FNV-1a
+// over their float32 bits), not its ID or labels: the same series read
+// through the same Spec from any file gets the same fingerprint, so an
+// interpolation can tell which of a file's series pre-training saw.
+func (s *Sample) Fingerprint() uint64 {
+	h := fnv.New64a()
+	var buf [8]byte
+	binary.LittleEndian.PutUint32(buf[:4], uint32(len(s.Values)))
+	binary.LittleEndian.PutUint32(buf[4:], uint32(len(s.Positions)))
+	h.Write(buf[:])
+	for _, part := range [][]float32{s.Values, s.Positions} {
+		for _, v := range part {
+			binary.LittleEndian.PutUint32(buf[:4], math.Float32bits(v))
+			h.Write(buf[:4])
+		}
+	}
+	return h.Sum64()
 }
 
 // Dataset is a list of samples sharing one token layout.

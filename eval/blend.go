@@ -1,9 +1,12 @@
 package eval
 
 import (
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 
 	"romae/baseline"
@@ -45,6 +48,11 @@ type Blend struct {
 	LinearMSE float64 `json:"linear_mse"`
 	SplineMSE float64 `json:"spline_mse"`
 	BlendMSE  float64 `json:"blend_mse"`
+	// Sums are what the weights were solved from, per value slot (data
+	// units), kept so that a later fit on more series pools their hidden
+	// tokens with these (BlendOptions.Prior). Absent from blends stored
+	// before romae kept them.
+	Sums []SlotSums `json:"sums,omitempty"`
 }
 
 // MetaBlend is the checkpoint metadata key of a pre-training model's
@@ -58,6 +66,12 @@ type BlendOptions struct {
 	Seed      uint64
 	MaxSeries int // series used at most, the first ones (0: 2048)
 	BatchSize int // (0: 64)
+	// Exclude lists, sorted, the fingerprints (data.Sample.Fingerprint) of
+	// series left out of the fit: those the model trained on.
+	Exclude []uint64
+	// Prior, when it has Sums, is a fit on other series whose hidden
+	// tokens are pooled with this fit's: the weights come from both.
+	Prior *Blend
 }
 
 // Fewer hidden values than these and a slot's weights are not fitted: the
@@ -74,11 +88,11 @@ var ErrBlendTooFew = errors.New("too few tokens to fit the blend with linear and
 
 // FitBlend fits a Blend for m on ds (in model units, scaled with stats;
 // stats nil: unscaled): o.Draws times it hides o.Holdout of the tokens of
-// every series with at least 3, predicts them from the rest with the model,
-// linear and spline interpolation, and takes per value slot the mix that
-// minimises the squared error. ds should be data the model was not trained
-// on: on its training series the model's error is optimistic and its
-// weight too high.
+// every series with at least 3 (but those in o.Exclude), predicts them from
+// the rest with the model, linear and spline interpolation, and takes per
+// value slot the mix that minimises the squared error over these tokens and
+// o.Prior's. ds should be data the model was not trained on: on its
+// training series the model's error is optimistic and its weight too high.
 func FitBlend(m *model.Model[float32], ds *data.Dataset, stats *data.Stats, o BlendOptions) (*Blend, error) {
 	if o.Holdout == 0 {
 		o.Holdout = 0.2
@@ -91,99 +105,145 @@ func FitBlend(m *model.Model[float32], ds *data.Dataset, stats *data.Stats, o Bl
 	if C != m.Cfg.Values || ds.D != m.Cfg.PosDims {
 		return nil, fmt.Errorf("blend: data has %d values and %d position axes per token, the model %d and %d", C, ds.D, m.Cfg.Values, m.Cfg.PosDims)
 	}
-	sub := *ds
-	sub.Samples = nil
-	for _, s := range ds.Samples {
-		if s.Len(C) >= 3 && len(sub.Samples) < o.MaxSeries {
-			sub.Samples = append(sub.Samples, s)
+	if o.Prior != nil && o.Prior.Sums != nil && len(o.Prior.Sums) != C {
+		return nil, fmt.Errorf("blend: the prior fit has %d value slots, the data %d", len(o.Prior.Sums), C)
+	}
+	sub := BlendSeries(ds, o.Exclude, o.MaxSeries)
+	b := &Blend{Holdout: o.Holdout, Draws: o.Draws, Series: len(sub.Samples), Sums: make([]SlotSums, C)}
+	if len(sub.Samples) > 0 {
+		if err := b.addHidden(m, sub, stats, o); err != nil {
+			return nil, err
 		}
 	}
-	if len(sub.Samples) == 0 {
-		return nil, ErrBlendTooFew
+	if p := o.Prior; p != nil && p.Sums != nil {
+		for k := range C {
+			b.Sums[k].addSums(&p.Sums[k])
+		}
+		b.Series += p.Series
 	}
+	if err := b.solve(); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// BlendSeries is the part of ds FitBlend fits on: its first max series
+// with at least 3 tokens whose fingerprints are not in exclude (sorted).
+func BlendSeries(ds *data.Dataset, exclude []uint64, max int) *data.Dataset {
+	sub := *ds
+	sub.Samples = nil
+	for i := range ds.Samples {
+		s := &ds.Samples[i]
+		if s.Len(ds.C) < 3 || len(sub.Samples) >= max {
+			continue
+		}
+		if _, seen := slices.BinarySearch(exclude, s.Fingerprint()); !seen {
+			sub.Samples = append(sub.Samples, *s)
+		}
+	}
+	return &sub
+}
+
+// addHidden adds to b.Sums, in data units, the hidden tokens of o.Draws
+// random splits of sub's series.
+func (b *Blend) addHidden(m *model.Model[float32], sub *data.Dataset, stats *data.Stats, o BlendOptions) error {
+	C := sub.C
 	// Everything relative to linear interpolation: per slot the sums of
 	// products of dm = model − linear, ds = spline − linear and
 	// e = truth − linear are all the squared error of any mix needs.
-	g := make([]mixSums, C)
-	n := make([]int, C)
+	g := make([]SlotSums, C)
 	ws := m.NewWorkspace()
-	linear, spline := baseline.LinearOn(ds.TimeAxis), baseline.SplineOn(ds.TimeAxis)
+	linear, spline := baseline.LinearOn(sub.TimeAxis), baseline.SplineOn(sub.TimeAxis)
 	for draw := range o.Draws {
-		obs, hid := datasets.ObserveFraction(&sub, o.Holdout, o.Seed+uint64(draw))
+		obs, hid := datasets.ObserveFraction(sub, o.Holdout, o.Seed+uint64(draw))
 		pred, err := Interpolate(m, ws, obs, hiddenQueries(hid), o.BatchSize)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for i, s := range hid.Samples {
 			ov, op := obs.Samples[i].Values, obs.Samples[i].Positions
-			lin, spl := linear(ov, op, C, ds.D, s.Positions), spline(ov, op, C, ds.D, s.Positions)
+			lin, spl := linear(ov, op, C, sub.D, s.Positions), spline(ov, op, C, sub.D, s.Positions)
 			for j, t := range s.Values {
-				k := j % C
-				g[k].add(float64(pred[i][j]-lin[j]), float64(spl[j]-lin[j]), float64(t-lin[j]))
-				n[k]++
+				g[j%C].add(float64(pred[i][j]-lin[j]), float64(spl[j]-lin[j]), float64(t-lin[j]))
 			}
 		}
 	}
-	// In data units, the units the MSE is reported in.
-	var pooled mixSums
-	total := 0
 	for k := range C {
 		u := 1.0
 		if stats != nil {
 			u = float64(stats.Std[k]) * float64(stats.Std[k])
 		}
 		g[k].scale(u)
-		pooled.addSums(&g[k])
-		total += n[k]
+		b.Sums[k].addSums(&g[k])
 	}
-	if total < minBlendValues {
-		return nil, ErrBlendTooFew
+	return nil
+}
+
+// solve sets b's weights and MSEs from b.Sums: per slot with enough
+// hidden values, the slots' pooled weights for the others.
+func (b *Blend) solve() error {
+	C := len(b.Sums)
+	var pooled SlotSums
+	for k := range C {
+		pooled.addSums(&b.Sums[k])
+	}
+	if pooled.N < minBlendValues {
+		return ErrBlendTooFew
 	}
 	pm, ps := pooled.best()
-	b := &Blend{Model: make([]float64, C), Spline: make([]float64, C), Holdout: o.Holdout, Draws: o.Draws, Series: len(sub.Samples), Tokens: total / C}
+	b.Model, b.Spline, b.Tokens = make([]float64, C), make([]float64, C), pooled.N/C
 	var sm, sl, ss, sb float64
 	for k := range C {
+		g := &b.Sums[k]
 		wm, wsp := pm, ps
-		if n[k] >= minBlendSlotValues {
-			wm, wsp = g[k].best()
+		if g.N >= minBlendSlotValues {
+			wm, wsp = g.best()
 		}
 		b.Model[k], b.Spline[k] = wm, wsp
-		sl += g[k].ee
-		sm += g[k].sse(1, 0)
-		ss += g[k].sse(0, 1)
-		sb += g[k].sse(wm, wsp)
+		sl += g.EE
+		sm += g.sse(1, 0)
+		ss += g.sse(0, 1)
+		sb += g.sse(wm, wsp)
 	}
-	nt := float64(total)
+	nt := float64(pooled.N)
 	b.ModelMSE, b.LinearMSE, b.SplineMSE, b.BlendMSE = sm/nt, sl/nt, ss/nt, sb/nt
-	return b, nil
+	return nil
 }
 
-// mixSums holds, for one value slot, the sums of products of the model's
+// SlotSums holds, for one value slot, the sums of products of the model's
 // and the spline's differences from linear interpolation (m, s) and the
-// truth's (e).
-type mixSums struct{ mm, ms, ss, me, se, ee float64 }
-
-func (g *mixSums) add(m, s, e float64) {
-	g.mm, g.ms, g.ss, g.me, g.se, g.ee = g.mm+m*m, g.ms+m*s, g.ss+s*s, g.me+m*e, g.se+s*e, g.ee+e*e
+// truth's (e) over N hidden values.
+type SlotSums struct {
+	MM float64 `json:"mm"`
+	MS float64 `json:"ms"`
+	SS float64 `json:"ss"`
+	ME float64 `json:"me"`
+	SE float64 `json:"se"`
+	EE float64 `json:"ee"`
+	N  int     `json:"n"`
 }
 
-func (g *mixSums) addSums(h *mixSums) {
-	g.mm, g.ms, g.ss, g.me, g.se, g.ee = g.mm+h.mm, g.ms+h.ms, g.ss+h.ss, g.me+h.me, g.se+h.se, g.ee+h.ee
+func (g *SlotSums) add(m, s, e float64) {
+	g.MM, g.MS, g.SS, g.ME, g.SE, g.EE, g.N = g.MM+m*m, g.MS+m*s, g.SS+s*s, g.ME+m*e, g.SE+s*e, g.EE+e*e, g.N+1
 }
 
-func (g *mixSums) scale(u float64) {
-	g.mm, g.ms, g.ss, g.me, g.se, g.ee = g.mm*u, g.ms*u, g.ss*u, g.me*u, g.se*u, g.ee*u
+func (g *SlotSums) addSums(h *SlotSums) {
+	g.MM, g.MS, g.SS, g.ME, g.SE, g.EE, g.N = g.MM+h.MM, g.MS+h.MS, g.SS+h.SS, g.ME+h.ME, g.SE+h.SE, g.EE+h.EE, g.N+h.N
+}
+
+func (g *SlotSums) scale(u float64) {
+	g.MM, g.MS, g.SS, g.ME, g.SE, g.EE = g.MM*u, g.MS*u, g.SS*u, g.ME*u, g.SE*u, g.EE*u
 }
 
 // sse is the squared error of linear + a·(model − linear) + b·(spline − linear).
-func (g *mixSums) sse(a, b float64) float64 {
-	return g.ee - 2*(a*g.me+b*g.se) + a*a*g.mm + 2*a*b*g.ms + b*b*g.ss
+func (g *SlotSums) sse(a, b float64) float64 {
+	return g.EE - 2*(a*g.ME+b*g.SE) + a*a*g.MM + 2*a*b*g.MS + b*b*g.SS
 }
 
 // best minimises sse over the weights a, b ≥ 0 with a + b ≤ 1: the
 // unconstrained minimum when it is inside, else the best of the edges'
 // (a convex quadratic's minimum over a triangle is on its boundary then).
-func (g *mixSums) best() (a, b float64) {
+func (g *SlotSums) best() (a, b float64) {
 	type cand struct{ a, b float64 }
 	line := func(num, den float64) float64 { // argmin over [0, 1] of den·t² − 2·num·t
 		if !(den > 0) {
@@ -191,12 +251,12 @@ func (g *mixSums) best() (a, b float64) {
 		}
 		return min(max(num/den, 0), 1)
 	}
-	cands := []cand{{line(g.me, g.mm), 0}, {0, line(g.se, g.ss)}}
+	cands := []cand{{line(g.ME, g.MM), 0}, {0, line(g.SE, g.SS)}}
 	// a = t, b = 1 − t: sse is quadratic in t.
-	t := line(g.me-g.se-g.ms+g.ss, g.mm-2*g.ms+g.ss)
+	t := line(g.ME-g.SE-g.MS+g.SS, g.MM-2*g.MS+g.SS)
 	cands = append(cands, cand{t, 1 - t})
-	if det := g.mm*g.ss - g.ms*g.ms; det > 0 {
-		a, b := (g.me*g.ss-g.se*g.ms)/det, (g.se*g.mm-g.me*g.ms)/det
+	if det := g.MM*g.SS - g.MS*g.MS; det > 0 {
+		a, b := (g.ME*g.SS-g.SE*g.MS)/det, (g.SE*g.MM-g.ME*g.MS)/det
 		if a >= 0 && b >= 0 && a+b <= 1 {
 			cands = append(cands, cand{a, b})
 		}
@@ -252,6 +312,60 @@ func (b *Blend) MixedMSE(observed, hidden *data.Dataset, stats *data.Stats, pred
 	return hiddenMSE(pred, hidden, stats), nil
 }
 
+// MetaPretrainSeries is the checkpoint metadata key of the fingerprints
+// (data.Sample.Fingerprint) of every series pre-training trained or
+// validated on, sorted, as base64 of their little-endian bytes: what tells
+// interpolate which series of a file the model has not seen, and can fit
+// the blend on.
+const MetaPretrainSeries = "romae.pretrain_series"
+
+// Fingerprints is the sorted, distinct fingerprints of the datasets'
+// series (nil datasets are skipped).
+func Fingerprints(dss ...*data.Dataset) []uint64 {
+	var fp []uint64
+	for _, ds := range dss {
+		if ds == nil {
+			continue
+		}
+		for i := range ds.Samples {
+			fp = append(fp, ds.Samples[i].Fingerprint())
+		}
+	}
+	slices.Sort(fp)
+	return slices.Compact(fp)
+}
+
+// EncodeFingerprints is Fingerprints' result as MetaPretrainSeries holds it.
+func EncodeFingerprints(fp []uint64) string {
+	raw := make([]byte, 0, 8*len(fp))
+	for _, f := range fp {
+		raw = binary.LittleEndian.AppendUint64(raw, f)
+	}
+	return base64.StdEncoding.EncodeToString(raw)
+}
+
+// FingerprintsFromMeta reads MetaPretrainSeries (ok false when the
+// checkpoint has none: written before romae recorded them, or not by
+// pretrain).
+func FingerprintsFromMeta(meta map[string]string) (fp []uint64, ok bool, err error) {
+	enc, ok := meta[MetaPretrainSeries]
+	if !ok {
+		return nil, false, nil
+	}
+	raw, err := base64.StdEncoding.DecodeString(enc)
+	if err != nil || len(raw)%8 != 0 {
+		return nil, true, fmt.Errorf("metadata %s: not base64 of 8-byte fingerprints", MetaPretrainSeries)
+	}
+	fp = make([]uint64, len(raw)/8)
+	for i := range fp {
+		fp[i] = binary.LittleEndian.Uint64(raw[8*i:])
+	}
+	if !slices.IsSorted(fp) {
+		return nil, true, fmt.Errorf("metadata %s: fingerprints not sorted", MetaPretrainSeries)
+	}
+	return fp, true, nil
+}
+
 // BlendFromMeta reads the Blend a checkpoint's metadata carries (nil, nil
 // when it has none) and checks it against a model with values values per
 // token.
@@ -266,6 +380,14 @@ func BlendFromMeta(meta map[string]string, values int) (*Blend, error) {
 	}
 	if len(b.Model) != values || len(b.Spline) != values {
 		return nil, fmt.Errorf("metadata %s: %d model and %d spline weights for a model with %d values per token", MetaBlend, len(b.Model), len(b.Spline), values)
+	}
+	if b.Sums != nil && len(b.Sums) != values {
+		return nil, fmt.Errorf("metadata %s: sums for %d value slots, the model has %d", MetaBlend, len(b.Sums), values)
+	}
+	for k, g := range b.Sums {
+		if g.N < 0 || !(g.MM >= 0 && g.SS >= 0 && g.EE >= 0) || math.IsInf(g.MM+g.MS+g.SS+g.ME+g.SE+g.EE, 0) || math.IsNaN(g.MS+g.ME+g.SE) {
+			return nil, fmt.Errorf("metadata %s: sums[%d] = %+v: want finite sums, squares ≥ 0 and a count ≥ 0", MetaBlend, k, g)
+		}
 	}
 	for k := range values {
 		wm, ws := b.Model[k], b.Spline[k]

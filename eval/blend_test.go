@@ -27,7 +27,7 @@ func TestMixSumsBest(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, tc := range pure {
-		var g mixSums
+		var g SlotSums
 		for range 50 {
 			dm, ds := rng.NormFloat64(), rng.NormFloat64()
 			g.add(dm, ds, tc.m*dm+tc.s*ds)
@@ -37,7 +37,7 @@ func TestMixSumsBest(t *testing.T) {
 		}
 	}
 	for trial := range 200 {
-		var g mixSums
+		var g SlotSums
 		cm, cs := rng.NormFloat64(), rng.NormFloat64()
 		for range 5 + trial%20 {
 			dm, ds := rng.NormFloat64(), cm*rng.NormFloat64()
@@ -149,6 +149,104 @@ func TestFitBlend(t *testing.T) {
 	}
 }
 
+// A fit with a Prior is the fit on both sets of series at once: the
+// sums add, and the weights are those of the pooled sums. Excluded series
+// (by fingerprint) take no part.
+func TestFitBlendPooled(t *testing.T) {
+	m := tinyPretrainModel(t)
+	stats := &data.Stats{Mean: []float64{0, 1}, Std: []float64{2, 0.5}}
+	val, more := smoothSeries(12, 30, 1), smoothSeries(30, 30, 2)
+	prior, err := FitBlend(m, val, stats, BlendOptions{Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alone, err := FitBlend(m, more, stats, BlendOptions{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// more with val's series and its own first 10 in it, all excluded:
+	// only the other 20 are fitted on, as with smoothSeries 2's last 20.
+	mixed := *more
+	mixed.Samples = append(slices.Clone(val.Samples), more.Samples...)
+	seen := Fingerprints(val, &data.Dataset{C: 2, D: 1, Samples: more.Samples[:10]})
+	if len(seen) != 22 {
+		t.Fatalf("%d fingerprints of 22 distinct series", len(seen))
+	}
+	rest := *more
+	rest.Samples = more.Samples[10:]
+	restAlone, err := FitBlend(m, &rest, stats, BlendOptions{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pooled, err := FitBlend(m, &mixed, stats, BlendOptions{Seed: 1, Exclude: seen, Prior: prior})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pooled.Series != 12+20 || pooled.Tokens != prior.Tokens+restAlone.Tokens {
+		t.Errorf("pooled fit on %d series, %d tokens; want 32, %d", pooled.Series, pooled.Tokens, prior.Tokens+restAlone.Tokens)
+	}
+	want := &Blend{Sums: slices.Clone(restAlone.Sums)}
+	for k := range want.Sums {
+		want.Sums[k].addSums(&prior.Sums[k])
+	}
+	if err := want.solve(); err != nil {
+		t.Fatal(err)
+	}
+	for k := range 2 {
+		if pooled.Sums[k] != want.Sums[k] || pooled.Model[k] != want.Model[k] || pooled.Spline[k] != want.Spline[k] {
+			t.Errorf("slot %d: pooled %+v weights %v, %v; want %+v, %v, %v", k, pooled.Sums[k], pooled.Model[k], pooled.Spline[k], want.Sums[k], want.Model[k], want.Spline[k])
+		}
+	}
+	if pooled.Model[0] == alone.Model[0] && pooled.Spline[0] == alone.Spline[0] {
+		t.Errorf("pooling changed nothing: %v, %v", pooled.Model, pooled.Spline)
+	}
+	// Every series excluded: the prior's weights, or too few without one.
+	all := Fingerprints(&mixed)
+	if b, err := FitBlend(m, &mixed, stats, BlendOptions{Exclude: all, Prior: prior}); err != nil || b.Model[1] != prior.Model[1] || b.Spline[1] != prior.Spline[1] {
+		t.Errorf("all excluded with a prior: %+v, %v; want the prior's weights %v, %v", b, err, prior.Model, prior.Spline)
+	}
+	if _, err := FitBlend(m, &mixed, stats, BlendOptions{Exclude: all}); !errors.Is(err, ErrBlendTooFew) {
+		t.Errorf("all excluded, no prior: %v, want ErrBlendTooFew", err)
+	}
+	if _, err := FitBlend(m, &mixed, stats, BlendOptions{Prior: &Blend{Sums: make([]SlotSums, 3)}}); err == nil {
+		t.Error("a prior with 3 value slots accepted for 2")
+	}
+}
+
+// Fingerprints survive the metadata round trip; a damaged list is refused.
+func TestFingerprintsMeta(t *testing.T) {
+	ds := smoothSeries(9, 5, 3)
+	fp := Fingerprints(ds, ds) // duplicates collapse
+	if len(fp) != 9 || !slices.IsSorted(fp) {
+		t.Fatalf("fingerprints %v: want 9 sorted", fp)
+	}
+	changed := *ds
+	changed.Samples = slices.Clone(ds.Samples)
+	changed.Samples[0].Values = slices.Clone(ds.Samples[0].Values)
+	changed.Samples[0].Values[3] += 1e-6
+	changed.Samples[1].Positions = slices.Clone(ds.Samples[1].Positions)
+	changed.Samples[1].Positions[0] += 1e-6
+	changed.Samples[2].ID, changed.Samples[2].Label = "renamed", 4
+	for i, want := range []bool{false, false, true} {
+		if _, found := slices.BinarySearch(fp, changed.Samples[i].Fingerprint()); found != want {
+			t.Errorf("series %d after a change: found %v, want %v", i, found, want)
+		}
+	}
+	got, ok, err := FingerprintsFromMeta(map[string]string{MetaPretrainSeries: EncodeFingerprints(fp)})
+	if err != nil || !ok || !slices.Equal(got, fp) {
+		t.Errorf("round trip: %v, %v, %v; want %v", got, ok, err, fp)
+	}
+	if got, ok, err := FingerprintsFromMeta(map[string]string{}); got != nil || ok || err != nil {
+		t.Errorf("none recorded: %v, %v, %v", got, ok, err)
+	}
+	unsorted := EncodeFingerprints([]uint64{3, 1})
+	for name, enc := range map[string]string{"not base64": "%%%", "7 bytes": "AAAAAAAAAA==", "unsorted": unsorted} {
+		if _, ok, err := FingerprintsFromMeta(map[string]string{MetaPretrainSeries: enc}); err == nil || !ok {
+			t.Errorf("%s: %v, %v; want an error", name, ok, err)
+		}
+	}
+}
+
 func TestFitBlendTooFew(t *testing.T) {
 	m := tinyPretrainModel(t)
 	if _, err := FitBlend(m, smoothSeries(5, 2, 1), nil, BlendOptions{}); !errors.Is(err, ErrBlendTooFew) {
@@ -241,6 +339,11 @@ func TestBlendFromMeta(t *testing.T) {
 		{"negative", `{"model":[-0.1,0.2],"spline":[0.3,0]}`, false},
 		{"sum above 1", `{"model":[0.8,0.2],"spline":[0.3,0]}`, false},
 		{"no spline weights", `{"model":[0.5,0.2]}`, false},
+		{"with sums", `{"model":[0.5,0.2],"spline":[0.3,0],"sums":[{"mm":1,"ms":0.5,"ss":2,"me":0.1,"se":-0.2,"ee":3,"n":60},{"n":0}]}`, true},
+		{"sums for one slot", `{"model":[0.5,0.2],"spline":[0.3,0],"sums":[{"mm":1,"n":60}]}`, false},
+		{"negative square sum", `{"model":[0.5,0.2],"spline":[0.3,0],"sums":[{"mm":-1,"n":60},{"n":0}]}`, false},
+		{"negative count", `{"model":[0.5,0.2],"spline":[0.3,0],"sums":[{"n":-1},{"n":0}]}`, false},
+		{"infinite sum", `{"model":[0.5,0.2],"spline":[0.3,0],"sums":[{"me":1e308,"se":1e308,"n":3},{"n":0}]}`, false},
 	}
 	for _, tc := range cases {
 		b, err := BlendFromMeta(map[string]string{MetaBlend: tc.json}, 2)

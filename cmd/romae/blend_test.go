@@ -15,8 +15,10 @@ import (
 )
 
 // pretrain fits the blend of the model with linear and spline
-// interpolation on its validation series and stores it in best.safetensors;
-// evaluate --hidden and interpolate use it by default, and --blend chooses
+// interpolation on its validation series and stores it in best.safetensors
+// with the fingerprints of the series it saw; evaluate --hidden and
+// interpolate by default pool it with a fit on the file's unseen series
+// (the stored one alone when every series was seen), and --blend chooses
 // otherwise.
 func TestInterpolationBlend(t *testing.T) {
 	dir := t.TempDir()
@@ -76,9 +78,22 @@ func TestInterpolationBlend(t *testing.T) {
 		}
 		return s
 	}
-	blended, alone := evaluate(), evaluate("--blend", "off")
-	if blended.Blend == nil || blended.Blend.BlendMSE != stored.BlendMSE || alone.Blend != nil {
-		t.Errorf("evaluate's blend: %+v by default (want the stored one), %+v with --blend off (want none)", blended.Blend, alone.Blend)
+	blended, alone, fit := evaluate(), evaluate("--blend", "off"), evaluate("--blend", "fit")
+	if fit.Blend == nil || fit.Blend.Series != 40 {
+		t.Fatalf("--blend fit: %+v, want a blend fitted on the 40 observed test series", fit.Blend)
+	}
+	if b := blended.Blend; b == nil || b.Series != 48 || len(b.Sums) != 6 || alone.Blend != nil {
+		t.Fatalf("evaluate's blend: %+v by default (want the 40 unseen test series pooled with the 8 validation series), %+v with --blend off (want none)", b, alone.Blend)
+	}
+	for k, g := range blended.Blend.Sums {
+		f, st := fit.Blend.Sums[k], stored.Sums[k]
+		want := eval.SlotSums{MM: f.MM + st.MM, MS: f.MS + st.MS, SS: f.SS + st.SS, ME: f.ME + st.ME, SE: f.SE + st.SE, EE: f.EE + st.EE, N: f.N + st.N}
+		if g != want {
+			t.Errorf("slot %d: default blend's sums %+v, want --blend fit's plus the stored ones: %+v", k, g, want)
+		}
+	}
+	if s := evaluate("--blend", "stored"); s.Blend == nil || s.Blend.BlendMSE != stored.BlendMSE {
+		t.Errorf("--blend stored: %+v, want the stored blend", s.Blend)
 	}
 	// Two epochs leave the model far behind a line through the neighbours;
 	// the blend, weighting it down, is not.
@@ -87,18 +102,19 @@ func TestInterpolationBlend(t *testing.T) {
 		t.Errorf("interpolation MSE: blended %v, model alone %v (--blend off: %v), best of linear and spline %v",
 			blended.InterpMSE, blended.ModelAloneMSE, alone.InterpMSE, best)
 	}
-	if fit := evaluate("--blend", "fit"); fit.Blend == nil || fit.Blend.Series != 40 {
-		t.Errorf("--blend fit: %+v, want a blend fitted on the 40 observed test series", fit.Blend)
-	}
 
-	interpolate := func(model string, args ...string) (string, error) {
+	interpolateFile := func(model, file string, args ...string) (string, error) {
 		t.Helper()
 		csv := filepath.Join(dir, "i.csv")
-		if _, err := capture(t, cmdInterpolate, append([]string{"--model", model, "--data", obsTS, "--at", "0.5:20.5:5", "--out", csv}, args...)...); err != nil {
+		if _, err := capture(t, cmdInterpolate, append([]string{"--model", model, "--data", file, "--at", "0.5:20.5:5", "--out", csv}, args...)...); err != nil {
 			return "", err
 		}
 		b, err := os.ReadFile(csv)
 		return string(b), err
+	}
+	interpolate := func(model string, args ...string) (string, error) {
+		t.Helper()
+		return interpolateFile(model, obsTS, args...)
 	}
 	def, err := interpolate(pre)
 	if err != nil {
@@ -107,7 +123,7 @@ func TestInterpolationBlend(t *testing.T) {
 	for _, tc := range []struct {
 		mode string
 		same bool
-	}{{"stored", true}, {"off", false}} {
+	}{{"auto", true}, {"stored", false}, {"off", false}} {
 		got, err := interpolate(pre, "--blend", tc.mode)
 		if err != nil || (got == def) != tc.same {
 			t.Errorf("interpolate --blend %s: %v; same values as the default: %v, want %v", tc.mode, err, got == def, tc.same)
@@ -117,26 +133,51 @@ func TestInterpolationBlend(t *testing.T) {
 		t.Errorf("--blend sometimes: %v, want an error naming --blend", err)
 	}
 
-	// A checkpoint without a stored blend gives the model alone (the
-	// numbers it reported before blends existed), saying so; fit fits one.
+	off, err := interpolate(pre, "--blend", "off")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// On the pre-training file itself every series was seen (trained or
+	// validated on): the stored blend alone, said so.
+	seenAuto, err := interpolateFile(pre, trainTS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seenStored, err := interpolateFile(pre, trainTS, "--blend", "stored"); err != nil || seenStored != seenAuto {
+		t.Errorf("interpolating the pre-training file: %v; same values as --blend stored: %v, want true", err, seenStored == seenAuto)
+	}
+	_, errOut, code := runMain(t, "interpolate", "--model", pre, "--data", trainTS, "--at", "1:2:1", "--out", filepath.Join(dir, "j.csv"))
+	if code != 0 || !strings.Contains(errOut, "saw every series") {
+		t.Errorf("interpolate on the pre-training file: exit %d, stderr %q; want it to say pre-training saw every series", code, errOut)
+	}
+
+	// A checkpoint without a stored blend or a record of its series (as
+	// written before either existed) gives the model alone, saying so; fit
+	// fits one. With the record but no blend (too few validation series),
+	// the default fits on the unseen series alone.
 	m, ck, err := model.Load[float32](pre)
 	if err != nil {
 		t.Fatal(err)
 	}
 	meta := maps.Clone(ck.Meta)
 	delete(meta, eval.MetaBlend)
-	bare := filepath.Join(dir, "bare.safetensors")
-	if err := m.Save(bare, meta, nil); err != nil {
+	recorded := filepath.Join(dir, "recorded.safetensors")
+	if err := m.Save(recorded, meta, nil); err != nil {
 		t.Fatal(err)
 	}
-	off, err := interpolate(pre, "--blend", "off")
-	if err != nil {
+	if got, err := interpolate(recorded); err != nil || got == off {
+		t.Errorf("no stored blend, series recorded: %v; the model alone's values: %v, want a blend fitted on the test series", err, got == off)
+	}
+	delete(meta, eval.MetaPretrainSeries)
+	bare := filepath.Join(dir, "bare.safetensors")
+	if err := m.Save(bare, meta, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := interpolate(bare); err != nil || got != off {
 		t.Errorf("a checkpoint without a blend: %v; the model alone's values: %v", err, got == off)
 	}
-	_, errOut, code := runMain(t, "interpolate", "--model", bare, "--data", obsTS, "--at", "1:2:1", "--out", filepath.Join(dir, "j.csv"))
+	_, errOut, code = runMain(t, "interpolate", "--model", bare, "--data", obsTS, "--at", "1:2:1", "--out", filepath.Join(dir, "j.csv"))
 	if code != 0 || !strings.Contains(errOut, "the model alone") || !strings.Contains(errOut, eval.MetaBlend) {
 		t.Errorf("interpolate with a bare checkpoint: exit %d, stderr %q; want it to say the model alone is used", code, errOut)
 	}

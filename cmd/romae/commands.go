@@ -239,8 +239,8 @@ func trainRun(ctx context.Context, comm dist.Comm, tc train.Config, m *model.Mod
 		return res, nil, err
 	}
 	out = res
-	if m.Cfg.Task == model.TaskPretrain && val != nil {
-		b, err := storeBlend(filepath.Join(tc.Out, train.BestFile), val, spec, tc.Seed)
+	if m.Cfg.Task == model.TaskPretrain {
+		b, err := storeBlend(filepath.Join(tc.Out, train.BestFile), tr, val, spec, tc.Seed)
 		if err != nil {
 			return nil, nil, fmt.Errorf("training finished, but fitting its blend with linear and spline interpolation failed: %w", err)
 		}
@@ -273,12 +273,15 @@ func trainRun(ctx context.Context, comm dist.Comm, tc train.Config, m *model.Mod
 
 // storeBlend fits, on the validation series val, the blend of the
 // pre-trained model in path (best.safetensors) with linear and spline
-// interpolation that interpolate, evaluate --hidden and serve then use, and stores it in
-// the checkpoint's metadata (rewritten atomically). A model whose tokens
-// are patches of observations (no interpolation), a run stopped before its
-// first validation (no best.safetensors) and validation data too small to
-// fit on get none: it returns nil, saying why on stderr for the last two.
-func storeBlend(path string, val *data.Dataset, spec *data.Spec, seed uint64) (*eval.Blend, error) {
+// interpolation that interpolate, evaluate --hidden and serve then use, and
+// stores it in the checkpoint's metadata (rewritten atomically) beside the
+// fingerprints of every series of tr and val, by which interpolate later
+// tells a file's unseen series (--blend auto). A model whose tokens are
+// patches of observations (no interpolation) and a run stopped before its
+// first validation (no best.safetensors) get neither; validation data too
+// small to fit on (or none) get the fingerprints only. It returns the
+// blend, nil when there is none, saying why on stderr.
+func storeBlend(path string, tr, val *data.Dataset, spec *data.Spec, seed uint64) (*eval.Blend, error) {
 	if spec.Source.SeriesPatch > 1 {
 		return nil, nil
 	}
@@ -290,24 +293,31 @@ func storeBlend(path string, val *data.Dataset, spec *data.Spec, seed uint64) (*
 	if err != nil {
 		return nil, err
 	}
-	b, err := eval.FitBlend(m, val, spec.Stats, eval.BlendOptions{Seed: seed})
-	if errors.Is(err, eval.ErrBlendTooFew) {
-		fmt.Fprintf(os.Stderr, "romae: %d validation series are too few to fit the blend with linear and spline interpolation; interpolate will use the model alone\n", len(val.Samples))
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	raw, err := json.Marshal(b)
-	if err != nil {
-		return nil, err
-	}
 	meta := maps.Clone(ck.Meta)
-	meta[eval.MetaBlend] = string(raw)
+	meta[eval.MetaPretrainSeries] = eval.EncodeFingerprints(eval.Fingerprints(tr, val))
+	var b *eval.Blend
+	if val != nil {
+		b, err = eval.FitBlend(m, val, spec.Stats, eval.BlendOptions{Seed: seed})
+	}
+	switch {
+	case val == nil || errors.Is(err, eval.ErrBlendTooFew):
+		fmt.Fprintf(os.Stderr, "romae: %d validation series are too few to fit the blend with linear and spline interpolation; interpolate will fit it on the series of its file that pre-training did not see, or use the model alone\n", lenSamples(val))
+		b = nil
+	case err != nil:
+		return nil, err
+	default:
+		raw, err := json.Marshal(b)
+		if err != nil {
+			return nil, err
+		}
+		meta[eval.MetaBlend] = string(raw)
+	}
 	if err := m.Save(path, meta, nil); err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(os.Stderr, "romae: interpolation blend with linear and spline interpolation: %s\n", b.Describe())
+	if b != nil {
+		fmt.Fprintf(os.Stderr, "romae: interpolation blend with linear and spline interpolation: %s\n", b.Describe())
+	}
 	return b, nil
 }
 
@@ -811,43 +821,77 @@ func (c columns) parsePosition(a int, s string) (float32, error) {
 
 // Blend modes of interpolate and evaluate --hidden (--blend).
 const (
+	blendAuto   = "auto"
 	blendStored = "stored"
 	blendFit    = "fit"
 	blendOff    = "off"
 )
 
 func blendFlag(fs *flag.FlagSet) *string {
-	return fs.String("blend", blendStored, "mix the model's values with linear and spline interpolation in time, per value, by weights fitted on tokens hidden from data the model did not train on: "+
+	return fs.String("blend", blendAuto, "mix the model's values with linear and spline interpolation in time, per value, by weights fitted on tokens hidden from data the model did not train on: "+
+		"auto (hide 20% of the tokens of --data's series that pre-training did not see, 3 times, and fit on them pooled with the validation tokens pretrain fitted on; the stored weights when pre-training saw every series), "+
 		"stored (the weights pretrain fitted on its validation series and stored in the checkpoint; the model alone when it has none), "+
-		"fit (fit them now on --data, hiding 20% of each series' tokens 3 times), off (the model alone)")
+		"fit (fit them now on all of --data's series), off (the model alone)")
 }
 
 // blend is the Blend the --blend mode asks for (nil: the model alone),
 // said on stderr.
 func (u *using) blend(l *loaded, mode, cmd string) (*eval.Blend, error) {
-	switch mode {
-	case blendOff:
+	if mode == blendOff {
 		return nil, nil
-	case blendStored:
-		b, err := eval.BlendFromMeta(l.ck.Meta, l.m.Cfg.Values)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", u.model, err)
+	}
+	if mode != blendAuto && mode != blendStored && mode != blendFit {
+		return nil, fmt.Errorf("--blend %q: want auto, stored, fit or off", mode)
+	}
+	stored, err := eval.BlendFromMeta(l.ck.Meta, l.m.Cfg.Values)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", u.model, err)
+	}
+	seen, recorded, err := eval.FingerprintsFromMeta(l.ck.Meta)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", u.model, err)
+	}
+	if mode == blendAuto && !recorded {
+		fmt.Fprintf(os.Stderr, "romae %s: %s does not record which series pre-training saw (%s: written before romae did), so --blend auto is --blend stored\n", cmd, u.model, eval.MetaPretrainSeries)
+		mode = blendStored
+	}
+	opt := eval.BlendOptions{Seed: 1, BatchSize: u.batchSize}
+	switch mode {
+	case blendAuto:
+		opt.Exclude, opt.Prior = seen, stored
+		unseen := len(eval.BlendSeries(l.ds, seen, math.MaxInt).Samples)
+		if unseen == 0 && stored != nil {
+			fmt.Fprintf(os.Stderr, "romae %s: pre-training saw every series of %s: blending with linear and spline interpolation as pretrain fitted on its validation series: %s; --blend off for the model alone\n", cmd, u.data, stored.Describe())
+			return stored, nil
 		}
-		if b == nil {
+		b, err := eval.FitBlend(l.m, l.ds, l.spec.Stats, opt)
+		if errors.Is(err, eval.ErrBlendTooFew) {
+			fmt.Fprintf(os.Stderr, "romae %s: %d series of %s that pre-training did not see and no stored blend: too few tokens to fit the blend with linear and spline interpolation; the model alone\n", cmd, unseen, u.data)
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("--blend auto on %s: %w", u.data, err)
+		}
+		pooled := ""
+		if stored != nil && stored.Sums != nil {
+			pooled = fmt.Sprintf(" pooled with pre-training's %d validation series", stored.Series)
+		}
+		fmt.Fprintf(os.Stderr, "romae %s: blending with linear and spline interpolation, fitted on the %d series of %s that pre-training did not see%s: %s; --blend off for the model alone\n", cmd, unseen, u.data, pooled, b.Describe())
+		return b, nil
+	case blendStored:
+		if stored == nil {
 			fmt.Fprintf(os.Stderr, "romae %s: %s carries no blend with linear and spline interpolation (%s: pre-trained without validation data, or before romae stored one): the model alone; --blend fit fits one on --data\n", cmd, u.model, eval.MetaBlend)
 			return nil, nil
 		}
-		fmt.Fprintf(os.Stderr, "romae %s: blending with linear and spline interpolation as pretrain fitted: %s; --blend off for the model alone\n", cmd, b.Describe())
-		return b, nil
-	case blendFit:
-		b, err := eval.FitBlend(l.m, l.ds, l.spec.Stats, eval.BlendOptions{Seed: 1, BatchSize: u.batchSize})
-		if err != nil {
-			return nil, fmt.Errorf("--blend fit on %s: %w", u.data, err)
-		}
-		fmt.Fprintf(os.Stderr, "romae %s: blending with linear and spline interpolation, fitted on %s: %s; --blend off for the model alone\n", cmd, u.data, b.Describe())
-		return b, nil
+		fmt.Fprintf(os.Stderr, "romae %s: blending with linear and spline interpolation as pretrain fitted: %s; --blend off for the model alone\n", cmd, stored.Describe())
+		return stored, nil
 	}
-	return nil, fmt.Errorf("--blend %q: want stored, fit or off", mode)
+	b, err := eval.FitBlend(l.m, l.ds, l.spec.Stats, opt)
+	if err != nil {
+		return nil, fmt.Errorf("--blend fit on %s: %w", u.data, err)
+	}
+	fmt.Fprintf(os.Stderr, "romae %s: blending with linear and spline interpolation, fitted on %s: %s; --blend off for the model alone\n", cmd, u.data, b.Describe())
+	return b, nil
 }
 
 // pointModel refuses interpolation with a model whose tokens are patches of

@@ -486,7 +486,7 @@ func (r *run) interpolationBlocks(path string, n int) ([]report.Block, error) {
 		if mse, err = blend.MixedMSE(&observed, &hidden, r.spec.Stats, hiddenPred); err != nil {
 			return nil, err
 		}
-		how = fmt.Sprintf(" (the model alone: %.4g). The curves and values mix the model's with linear and spline interpolation in time, as interpolate does by default, by the weights pre-training fitted: %s.", alone, blend.Describe())
+		how = fmt.Sprintf(" (the model alone: %.4g). The curves and values mix the model's with linear and spline interpolation in time, by the weights pre-training fitted on its validation series (what interpolate uses on series pre-training saw; on others it refits them): %s.", alone, blend.Describe())
 	}
 	// A curve: 150 times across each series, for every combination of the
 	// other axes (channel) it has.
