@@ -23,6 +23,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
+	"slices"
 	"syscall"
 	"unsafe"
 
@@ -32,22 +33,65 @@ import (
 )
 
 //go:noescape
-func amxTile32(chunks int, a unsafe.Pointer, lda uintptr, b unsafe.Pointer, c unsafe.Pointer, ldc uintptr, accum bool, cfg *amxConfig)
+func amxStrip(chunks int, a unsafe.Pointer, lda uintptr, b unsafe.Pointer, bstride uintptr, c unsafe.Pointer, ldc uintptr, slivers int, flags int, accum bool, cfg *amxConfig)
+
+// amxKernelFunc is amxStrip's signature (amxKernel: tests emulate it).
+type amxKernelFunc = func(chunks int, a unsafe.Pointer, lda uintptr, b unsafe.Pointer, bstride uintptr, c unsafe.Pointer, ldc uintptr, slivers int, flags int, accum bool, cfg *amxConfig)
 
 // amxConfig is LDTILECFG's 64-byte operand: palette, start row, then
 // bytes per row (uint16) and rows (uint8) of each of 16 tiles.
 type amxConfig [64]byte
 
-// amxCfg: palette 1, tiles 0–7 of 16 rows × 64 bytes.
-var amxCfg = func() *amxConfig {
-	c := new(amxConfig)
-	c[0] = 1
-	for t := range 8 {
-		binary.LittleEndian.PutUint16(c[16+2*t:], 64)
-		c[48+t] = 16
+// amxStrip's flags: the tiles of columns 16–31 exist (the sliver is wider
+// than 16 columns), those of rows 16–31 exist (more than 16 rows).
+const (
+	amxCols2 = 1
+	amxRows2 = 2
+)
+
+// amxConfigs[r-1][w-1] configures the tiles for a block of r rows of C
+// and w columns (1 ≤ r, w ≤ 32): C tiles tmm0–3 of min(r,16) or r−16 rows
+// by min(w,16) or w−16 columns, A tiles tmm4/5 of as many rows by 32
+// bf16, B tiles tmm6/7 of 16 pairs by as many columns. A tile with no
+// rows is left unconfigured (amxFlags says so to the kernel). A short
+// block is loaded and stored by the tiles as it is: nothing past its
+// rows or columns is read from C or written.
+var amxConfigs = func() (t [amxMR][amxNR]amxConfig) {
+	for r := 1; r <= amxMR; r++ {
+		for w := 1; w <= amxNR; w++ {
+			c := &t[r-1][w-1]
+			c[0] = 1
+			rows := [2]int{min(r, 16), max(r-16, 0)}
+			cols := [2]int{min(w, 16), max(w-16, 0)}
+			set := func(tile, rows, colsb int) {
+				if rows > 0 && colsb > 0 {
+					binary.LittleEndian.PutUint16(c[16+2*tile:], uint16(colsb))
+					c[48+tile] = uint8(rows)
+				}
+			}
+			for i := range 2 {
+				for j := range 2 {
+					set(2*i+j, rows[i], 4*cols[j]) // C
+				}
+				set(4+i, rows[i], 64)   // A: 32 bf16 of k
+				set(6+i, 16, 4*cols[i]) // B: 16 pairs
+			}
+		}
 	}
-	return c
+	return
 }()
+
+// amxFlags is amxStrip's flags for a block of r rows and w columns.
+func amxFlags(r, w int) int {
+	f := 0
+	if w > 16 {
+		f |= amxCols2
+	}
+	if r > 16 {
+		f |= amxRows2
+	}
+	return f
+}
 
 const (
 	sysArchPrctl      = 158 // linux/amd64
@@ -62,7 +106,7 @@ const (
 
 // amxKernel is the tile kernel, a variable so the driver and packing can
 // be tested on machines without AMX against an emulation of the tiles.
-var amxKernel = amxTile32
+var amxKernel amxKernelFunc = amxStrip
 
 // Set in a variable initialiser, which runs before dispatch.go's init.
 var _ = func() bool {
@@ -71,14 +115,19 @@ var _ = func() bool {
 	return true
 }()
 
-// checkTileKernel runs a tile kernel on one 32×32 product with an exact
-// answer and says where it differs. The operands are small integers, so
-// every bf16 value and float32 sum is exact: any difference is the
-// kernel's (an instruction, the tile configuration, which operand half is
-// which k), not rounding. Three k chunks, A rows and C rows strided wider
-// than they are, C stored and then accumulated onto.
-func checkTileKernel(kernel func(chunks int, a unsafe.Pointer, lda uintptr, b unsafe.Pointer, c unsafe.Pointer, ldc uintptr, accum bool, cfg *amxConfig)) error {
-	const chunks, pairs, lda, ldc = 3, 48, 56, 40 // lda in pairs, ldc in floats
+// checkTileKernel runs a tile kernel on products with an exact answer
+// and says where one differs. The operands are small integers, so every
+// bf16 value and float32 sum is exact: any difference is the kernel's (an
+// instruction, the tile configuration, which operand half is which k),
+// not rounding. A strip of two whole slivers, stored and then accumulated
+// onto; then short blocks of each tile arrangement (rows past 16 or not,
+// columns past 16 or not) in a third sliver, which must leave every value
+// of C outside them as it was. Three k chunks, A rows, B slivers and C
+// rows strided wider than they are.
+func checkTileKernel(kernel amxKernelFunc) error {
+	const chunks, pairs, lda, ldc = 3, 48, 56, 100 // lda in pairs, ldc in floats
+	const bstride = pairs*amxNR + 64               // pairs between slivers
+	const sentinel = -1e9
 	val := func(i, j int) float32 { return float32((i*7+j*3)%9 - 4) }
 	a := make([]uint32, amxMR*lda) // row i, pair p: A(i, 2p) | A(i, 2p+1)<<16
 	for i := range amxMR {
@@ -86,25 +135,63 @@ func checkTileKernel(kernel func(chunks int, a unsafe.Pointer, lda uintptr, b un
 			a[i*lda+p] = bfPair(val(i, 2*p), val(i, 2*p+1))
 		}
 	}
-	b := make([]uint32, pairs*amxNR) // pair p, column j: B(2p, j) | B(2p+1, j)<<16
-	for p := range pairs {
-		for j := range amxNR {
-			b[p*amxNR+j] = bfPair(val(2*p+5, j), val(2*p+6, j))
+	b := make([]uint32, 3*bstride) // sliver s, pair p, column j: B(2p, 32s+j) | B(2p+1, 32s+j)<<16
+	for s := range 3 {
+		for p := range pairs {
+			for j := range amxNR {
+				b[s*bstride+p*amxNR+j] = bfPair(val(2*p+5, 32*s+j), val(2*p+6, 32*s+j))
+			}
 		}
 	}
+	product := func(i, j int) (sum float32) {
+		for q := range 2 * pairs {
+			sum += val(i, q) * val(q+5, j)
+		}
+		return sum
+	}
 	c := make([]float32, amxMR*ldc)
-	for pass, accum := range []bool{false, true} {
-		kernel(chunks, unsafe.Pointer(&a[0]), lda*4, unsafe.Pointer(&b[0]), unsafe.Pointer(&c[0]), ldc*4, accum, amxCfg)
+	for i := range c {
+		c[i] = sentinel
+	}
+	run := func(col0, slivers, rows, w int, accum bool) {
+		kernel(chunks, unsafe.Pointer(&a[0]), lda*4, unsafe.Pointer(&b[col0/amxNR*bstride]), bstride*4,
+			unsafe.Pointer(&c[col0]), ldc*4, slivers, amxFlags(rows, w), accum, &amxConfigs[rows-1][w-1])
+	}
+	// check: C's block of rows × [col0, col0+w) holds times × the
+	// product, the rest of C from col0 on is old (values before the call).
+	check := func(what string, col0, rows, w int, times float32, old []float32) error {
 		for i := range amxMR {
-			for j := range amxNR {
-				var want float32
-				for q := range 2 * pairs {
-					want += val(i, q) * val(q+5, j)
+			for j := col0; j < ldc; j++ {
+				want := old[i*ldc+j]
+				if i < rows && j < col0+w {
+					want = times * product(i, j)
 				}
-				want *= float32(pass + 1)
 				if got := c[i*ldc+j]; got != want {
-					return fmt.Errorf("tile self-check: C[%d][%d] = %v, want %v (accumulate %v)", i, j, got, want, accum)
+					return fmt.Errorf("tile self-check, %s: C[%d][%d] = %v, want %v", what, i, j, got, want)
 				}
+			}
+		}
+		return nil
+	}
+	before := slices.Clone(c)
+	for pass, accum := range []bool{false, true} {
+		run(0, 2, amxMR, amxNR, accum)
+		if err := check(fmt.Sprintf("strip of 2 slivers (accumulate %v)", accum), 0, amxMR, 2*amxNR, float32(pass+1), before); err != nil {
+			return err
+		}
+	}
+	for _, blk := range [][2]int{{19, 7}, {5, 20}, {9, 3}, {32, 17}} {
+		rows, w := blk[0], blk[1]
+		before := slices.Clone(c)
+		for pass, accum := range []bool{false, true} {
+			run(2*amxNR, 1, rows, w, accum)
+			if err := check(fmt.Sprintf("%d×%d block (accumulate %v)", rows, w, accum), 2*amxNR, rows, w, float32(pass+1), before); err != nil {
+				return err
+			}
+		}
+		for i := range amxMR { // back to the sentinel for the next block
+			for j := 2 * amxNR; j < ldc; j++ {
+				c[i*ldc+j] = sentinel
 			}
 		}
 	}
@@ -148,9 +235,11 @@ var amxBufs = make(chan *amxBuf, 16)
 
 // amxComputePacked is the single-core AMX product on op(B) packed in
 // amxLayout: a float32 A packed per 128-row block (BF16Rows are read in
-// place: their rows are padded to 32 and to 16 pairs), then 32×32 tiles of C,
-// stored by the tiles themselves where a tile is whole and alpha = 1,
-// beta ∈ {0, 1}, else through storeTile32.
+// place: their rows are padded to 32 and to 16 pairs), then for each 32
+// rows of C one strip call over the whole slivers and one for a short last
+// sliver, the tiles loading and storing C themselves (a short row tile or
+// sliver as it is); alpha ≠ 1 or beta ∉ {0, 1}, which no model product
+// has, goes through a buffer and storeTile32.
 func amxComputePacked(a bfA, m, n, k int, alpha float32, bpk []uint32, beta float32, c []float32, ldc int) {
 	layout := amxLayout
 	need := amxMC * layout.pairs(layout.kc)
@@ -167,15 +256,19 @@ func amxComputePacked(a bfA, m, n, k int, alpha float32, bpk []uint32, beta floa
 	off := 0
 	for jc := 0; jc < n; jc += bfNC {
 		nb := min(bfNC, n-jc)
+		full, last := nb/amxNR, nb%amxNR
 		for pc := 0; pc < k; pc += layout.kc {
 			kb := min(layout.kc, k-pc)
 			kpad := layout.pairs(kb)
+			sliver := kpad * amxNR // pairs per packed sliver
 			bbuf := bpk[off:]
-			off += (nb + amxNR - 1) / amxNR * amxNR * kpad
+			off += (nb + amxNR - 1) / amxNR * sliver
+			_ = bpk[off-1] // bounds: the block's slivers
 			bet := beta
 			if pc > 0 {
 				bet = 1
 			}
+			direct := alpha == 1 && (bet == 0 || bet == 1)
 			for ic := 0; ic < m; ic += amxMC {
 				mb := min(amxMC, m-ic)
 				astride := uintptr(kpad) * 4
@@ -192,16 +285,22 @@ func amxComputePacked(a bfA, m, n, k int, alpha float32, bpk []uint32, beta floa
 					} else {
 						ap = unsafe.Pointer(&a.rows[i*a.ld+pc/2])
 					}
-					direct := rows == amxMR && alpha == 1 && (bet == 0 || bet == 1)
-					for s, js := 0, 0; js < nb; s, js = s+1, js+amxNR {
-						bp := unsafe.Pointer(&bbuf[s*kpad*amxNR])
-						if direct && nb-js >= amxNR {
-							cRow := c[i*ldc+jc+js:]
-							_ = cRow[(amxMR-1)*ldc+amxNR-1] // bounds: the whole tile
-							amxKernel(kpad/16, ap, astride, bp, unsafe.Pointer(&cRow[0]), uintptr(ldc)*4, bet == 1, amxCfg)
-							continue
+					if direct {
+						cRow := c[i*ldc+jc:]
+						_ = cRow[(rows-1)*ldc+nb-1] // bounds: the whole strip
+						if full > 0 {
+							amxKernel(kpad/16, ap, astride, unsafe.Pointer(&bbuf[0]), uintptr(sliver)*4, unsafe.Pointer(&cRow[0]), uintptr(ldc)*4,
+								full, amxFlags(rows, amxNR), bet == 1, &amxConfigs[rows-1][amxNR-1])
 						}
-						amxKernel(kpad/16, ap, astride, bp, unsafe.Pointer(&out[0]), amxNR*4, false, amxCfg)
+						if last > 0 {
+							amxKernel(kpad/16, ap, astride, unsafe.Pointer(&bbuf[full*sliver]), 0, unsafe.Pointer(&cRow[full*amxNR]), uintptr(ldc)*4,
+								1, amxFlags(rows, last), bet == 1, &amxConfigs[rows-1][last-1])
+						}
+						continue
+					}
+					for s, js := 0, 0; js < nb; s, js = s+1, js+amxNR {
+						amxKernel(kpad/16, ap, astride, unsafe.Pointer(&bbuf[s*sliver]), 0, unsafe.Pointer(&out[0]), amxNR*4,
+							1, amxFlags(amxMR, amxNR), false, &amxConfigs[amxMR-1][amxNR-1])
 						for r0 := 0; r0 < rows; r0 += 8 {
 							storeTile32(c[(i+r0)*ldc+jc+js:], ldc, min(8, rows-r0), min(amxNR, nb-js), alpha, bet, (*[256]float32)(out[r0*amxNR:]))
 						}
@@ -235,40 +334,68 @@ func amxPackA(transA bool, a []float32, lda, ic, pc, mb, kb, kpad int, dst []uin
 		}
 		return
 	}
-	// op(A)(r, p) = a[p·lda + r]: for 16 rows and 16 pairs at a time,
-	// lane i of vector q = the pair q of row i (two stored rows of a
-	// interleaved), then a 16×16 transpose makes vector i row i's pairs.
+	// op(A)(r, p) = a[p·lda + r]: per 16 pairs, each pair's two stored
+	// rows of a are read whole and interleaved into tmp (amxPairRow:
+	// contiguous reads, VCVTNE2PS2BF16), then 16×16 transposes turn tmp's
+	// [pair][row] into the tiles' [row][pair].
+	tp := bf16Bufs.get(16 * rowsPad)
+	tmp := (*tp)[:16*rowsPad]
+	for p0 := 0; p0 < kpad; p0 += 16 {
+		for q := range 16 {
+			row := tmp[q*rowsPad : (q+1)*rowsPad]
+			if p := p0 + q; p < n {
+				amxPairRow(a[(pc+2*p)*lda+ic:], lda, 2*p+1 < kb, mb, row)
+			} else {
+				clear(row)
+			}
+		}
+		amxTransposeTmp(tmp, rowsPad, dst[p0:], kpad)
+	}
+	bf16Bufs.put(tp)
+}
+
+// amxPairRow writes dst[r] = bf16(a[r]) | bf16(a[lda+r])<<16 for r < mb
+// (the high half zero when !two: an odd k's last pair), and zeros up to
+// len(dst), a multiple of 16.
+//
+//go:noinline
+func amxPairRow(a []float32, lda int, two bool, mb int, dst []uint32) {
+	r0 := a[:mb]
+	var r1 []float32
+	if two {
+		r1 = a[lda : lda+mb]
+	}
+	r := 0
+	if g := mb / 16; two && g > 0 {
+		_ = dst[16*g-1] // bounds: the groups written
+		// panel = 32 bytes: each group's two 8-lane halves land side by side.
+		packATPairs(&dst[0], &r0[0], uintptr(lda)*4, g, 32, &interleaveWords[0])
+		r = 16 * g
+	}
+	for ; r < len(dst); r += 16 {
+		var lo, hi archsimd.Float32x16
+		if w := max(0, min(16, mb-r)); w > 0 {
+			lo = simdpart.Load16(r0[r : r+w])
+			if two {
+				hi = simdpart.Load16(r1[r : r+w])
+			}
+		}
+		interleave16(lo, hi).StoreSlice(dst[r:])
+	}
+	archsimd.ClearAVXUpperBits()
+}
+
+// amxTransposeTmp stores tmp's 16 rows of rows pairs ([pair][row]) as
+// rows rows of 16 pairs, row i at dst[i·ld:].
+func amxTransposeTmp(tmp []uint32, rows int, dst []uint32, ld int) {
 	var v [16]archsimd.Uint32x16
-	for r0 := 0; r0 < rowsPad; r0 += 16 {
-		w := max(0, min(16, mb-r0)) // real rows in this group
-		for p0 := 0; p0 < kpad; p0 += 16 {
-			for q := range 16 {
-				p := p0 + q
-				v[q] = archsimd.Uint32x16{}
-				if w == 0 || p >= n {
-					continue
-				}
-				lo := a[(pc+2*p)*lda+ic+r0:]
-				var x0, x1 archsimd.Float32x16
-				if w == 16 {
-					x0 = archsimd.LoadFloat32x16Slice(lo)
-				} else {
-					x0 = simdpart.Load16(lo[:w])
-				}
-				if 2*p+1 < kb {
-					hi := a[(pc+2*p+1)*lda+ic+r0:]
-					if w == 16 {
-						x1 = archsimd.LoadFloat32x16Slice(hi)
-					} else {
-						x1 = simdpart.Load16(hi[:w])
-					}
-				}
-				v[q] = interleave16(x0, x1)
-			}
-			transpose16(&v)
-			for i := range 16 {
-				v[i].StoreSlice(dst[(r0+i)*kpad+p0:])
-			}
+	for r0 := 0; r0 < rows; r0 += 16 {
+		for q := range 16 {
+			v[q] = archsimd.LoadUint32x16Slice(tmp[q*rows+r0:])
+		}
+		transpose16(&v)
+		for i := range 16 {
+			v[i].StoreSlice(dst[(r0+i)*ld:])
 		}
 	}
 	archsimd.ClearAVXUpperBits()

@@ -7,11 +7,14 @@
 package tensor
 
 import (
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -37,38 +40,45 @@ func TestAMXGemm(t *testing.T) {
 	checkBF16Gemm(t)
 }
 
-// emulateAMXTile32 is amxTile32 in Go: the same pointers and strides,
+// emulateAMXStrip is amxStrip in Go: the same pointers, strides, tile
+// configuration and flags (which must agree with each other), and
 // TDPBF16PS's arithmetic (C[i][j] += A[i][2p]·B[p][j].lo +
-// A[i][2p+1]·B[p][j].hi, bf16 operands, float32 sums).
-func emulateAMXTile32(chunks int, a unsafe.Pointer, lda uintptr, b unsafe.Pointer, c unsafe.Pointer, ldc uintptr, accum bool, cfg *amxConfig) {
-	if cfg != amxCfg {
-		panic("wrong tile config")
+// A[i][2p+1]·B[p][j].hi, bf16 operands, float32 sums). Like the tiles, it
+// reads and writes only the configured rows and columns.
+func emulateAMXStrip(chunks int, a unsafe.Pointer, lda uintptr, b unsafe.Pointer, bstride uintptr, c unsafe.Pointer, ldc uintptr, slivers, flags int, accum bool, cfg *amxConfig) {
+	rows := int(cfg[48]) + int(cfg[50])
+	w := int(binary.LittleEndian.Uint16(cfg[16:])+binary.LittleEndian.Uint16(cfg[18:])) / 4
+	if cfg[0] != 1 || rows < 1 || w < 1 || amxFlags(rows, w) != flags || *cfg != amxConfigs[rows-1][w-1] {
+		panic(fmt.Sprintf("tile config (%d rows, %d columns) and flags %d disagree", rows, w, flags))
 	}
 	kk := 32 * chunks // k values (2 per pair)
-	av, bv := make([]float32, 32*kk), make([]float32, kk*32)
-	for i := range 32 {
+	av, bv := make([]float32, rows*kk), make([]float32, kk*w)
+	for i := range rows {
 		row := unsafe.Slice((*uint16)(unsafe.Add(a, uintptr(i)*lda)), kk)
 		for p, h := range row {
 			av[i*kk+p] = float32frombits(uint32(h) << 16)
 		}
 	}
-	for p := range kk / 2 {
-		row := unsafe.Slice((*uint32)(unsafe.Add(b, uintptr(p)*128)), 32)
-		for j, u := range row {
-			bv[2*p*32+j], bv[(2*p+1)*32+j] = float32frombits(u<<16), float32frombits(u&0xFFFF0000)
+	for s := range slivers {
+		bs, cs := unsafe.Add(b, uintptr(s)*bstride), unsafe.Add(c, 128*s)
+		for p := range kk / 2 {
+			row := unsafe.Slice((*uint32)(unsafe.Add(bs, uintptr(p)*128)), w)
+			for j, u := range row {
+				bv[2*p*w+j], bv[(2*p+1)*w+j] = float32frombits(u<<16), float32frombits(u&0xFFFF0000)
+			}
 		}
-	}
-	for i := range 32 {
-		crow := unsafe.Slice((*float32)(unsafe.Add(c, uintptr(i)*ldc)), 32)
-		for j := range 32 {
-			var s float32
-			if accum {
-				s = crow[j]
+		for i := range rows {
+			crow := unsafe.Slice((*float32)(unsafe.Add(cs, uintptr(i)*ldc)), w)
+			for j := range w {
+				var sum float32
+				if accum {
+					sum = crow[j]
+				}
+				for p := range kk {
+					sum += av[i*kk+p] * bv[p*w+j]
+				}
+				crow[j] = sum
 			}
-			for p := range kk {
-				s += av[i*kk+p] * bv[p*32+j]
-			}
-			crow[j] = s
 		}
 	}
 }
@@ -78,26 +88,34 @@ func emulateAMXTile32(chunks int, a unsafe.Pointer, lda uintptr, b unsafe.Pointe
 // for kernels that get the accumulation, the A row stride or the k depth
 // wrong.
 func TestAMXSelfCheck(t *testing.T) {
-	type kernelFunc = func(int, unsafe.Pointer, uintptr, unsafe.Pointer, unsafe.Pointer, uintptr, bool, *amxConfig)
 	if bf16KernelSupported(bf16AMX) {
-		if err := checkTileKernel(amxTile32); err != nil {
+		if err := checkTileKernel(amxStrip); err != nil {
 			t.Errorf("AMX hardware: %v", err)
 		}
 	}
 	for _, tc := range []struct {
 		name   string
-		kernel kernelFunc
+		kernel amxKernelFunc
 		ok     bool
 	}{
-		{"emulated", emulateAMXTile32, true},
-		{"no accumulate", func(ch int, a unsafe.Pointer, lda uintptr, b, c unsafe.Pointer, ldc uintptr, _ bool, cfg *amxConfig) {
-			emulateAMXTile32(ch, a, lda, b, c, ldc, false, cfg)
+		{"emulated", emulateAMXStrip, true},
+		{"no accumulate", func(ch int, a unsafe.Pointer, lda uintptr, b unsafe.Pointer, bs uintptr, c unsafe.Pointer, ldc uintptr, sl, f int, _ bool, cfg *amxConfig) {
+			emulateAMXStrip(ch, a, lda, b, bs, c, ldc, sl, f, false, cfg)
 		}, false},
-		{"A rows packed tight", func(ch int, a unsafe.Pointer, _ uintptr, b, c unsafe.Pointer, ldc uintptr, acc bool, cfg *amxConfig) {
-			emulateAMXTile32(ch, a, uintptr(ch)*64, b, c, ldc, acc, cfg)
+		{"A rows packed tight", func(ch int, a unsafe.Pointer, _ uintptr, b unsafe.Pointer, bs uintptr, c unsafe.Pointer, ldc uintptr, sl, f int, acc bool, cfg *amxConfig) {
+			emulateAMXStrip(ch, a, uintptr(ch)*64, b, bs, c, ldc, sl, f, acc, cfg)
 		}, false},
-		{"one chunk short", func(ch int, a unsafe.Pointer, lda uintptr, b, c unsafe.Pointer, ldc uintptr, acc bool, cfg *amxConfig) {
-			emulateAMXTile32(ch-1, a, lda, b, c, ldc, acc, cfg)
+		{"one chunk short", func(ch int, a unsafe.Pointer, lda uintptr, b unsafe.Pointer, bs uintptr, c unsafe.Pointer, ldc uintptr, sl, f int, acc bool, cfg *amxConfig) {
+			emulateAMXStrip(ch-1, a, lda, b, bs, c, ldc, sl, f, acc, cfg)
+		}, false},
+		{"slivers packed tight", func(ch int, a unsafe.Pointer, lda uintptr, b unsafe.Pointer, _ uintptr, c unsafe.Pointer, ldc uintptr, sl, f int, acc bool, cfg *amxConfig) {
+			emulateAMXStrip(ch, a, lda, b, uintptr(ch)*16*amxNR*4, c, ldc, sl, f, acc, cfg)
+		}, false},
+		{"one sliver", func(ch int, a unsafe.Pointer, lda uintptr, b unsafe.Pointer, bs uintptr, c unsafe.Pointer, ldc uintptr, _, f int, acc bool, cfg *amxConfig) {
+			emulateAMXStrip(ch, a, lda, b, bs, c, ldc, 1, f, acc, cfg)
+		}, false},
+		{"whole tiles always", func(ch int, a unsafe.Pointer, lda uintptr, b unsafe.Pointer, bs uintptr, c unsafe.Pointer, ldc uintptr, sl, _ int, acc bool, _ *amxConfig) {
+			emulateAMXStrip(ch, a, lda, b, bs, c, ldc, sl, amxFlags(amxMR, amxNR), acc, &amxConfigs[amxMR-1][amxNR-1])
 		}, false},
 	} {
 		if err := checkTileKernel(tc.kernel); (err == nil) != tc.ok {
@@ -160,7 +178,7 @@ func TestAMXSelfCheckFallback(t *testing.T) {
 // generalProtectionFault is a tile kernel that loads from a non-canonical
 // address, which raises #GP (Linux: SIGSEGV, si_code SI_KERNEL, no
 // address), the fault a rejected LDTILECFG raises.
-func generalProtectionFault(int, unsafe.Pointer, uintptr, unsafe.Pointer, unsafe.Pointer, uintptr, bool, *amxConfig) {
+func generalProtectionFault(int, unsafe.Pointer, uintptr, unsafe.Pointer, uintptr, unsafe.Pointer, uintptr, int, int, bool, *amxConfig) {
 	bad := uintptr(1) << 63
 	p := *(*unsafe.Pointer)(unsafe.Pointer(&bad))
 	faultSink = *(*byte)(p)
@@ -186,7 +204,7 @@ func emulateAMX(t *testing.T) {
 	}
 	prevK, prevKernel := bf16Kernel.Load(), amxKernel
 	t.Cleanup(func() { bf16Kernel.Store(prevK); amxKernel = prevKernel })
-	amxKernel = emulateAMXTile32
+	amxKernel = emulateAMXStrip
 	bf16Kernel.Store(bf16AMX)
 }
 
@@ -256,7 +274,7 @@ func TestAMXPackedWeightEmulated(t *testing.T) {
 	}
 }
 
-// TestAMXEncoding disassembles amxTile32 from this test binary with GNU
+// TestAMXEncoding disassembles amxStrip from this test binary with GNU
 // objdump (which decodes AMX) and checks each byte-spelled instruction:
 // a wrong byte in amx_linux_amd64.s shows here even without AMX.
 func TestAMXEncoding(t *testing.T) {
@@ -264,7 +282,7 @@ func TestAMXEncoding(t *testing.T) {
 	if err != nil {
 		t.Skip("GNU objdump (binutils) not installed")
 	}
-	fns, err := avxaudit.Disassemble(objdump, os.Args[0], "romae/tensor.amxTile32")
+	fns, err := avxaudit.Disassemble(objdump, os.Args[0], "romae/tensor.amxStrip")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,20 +294,26 @@ func TestAMXEncoding(t *testing.T) {
 			}
 		}
 	}
-	want := []string{
-		"ldtilecfg (%rax)",
+	loadC := []string{
 		"tileloadd (%rdi,%r12,1),%tmm0", "tileloadd 0x40(%rdi,%r12,1),%tmm1",
 		"tileloadd (%r11,%r12,1),%tmm2", "tileloadd 0x40(%r11,%r12,1),%tmm3",
-		"tilezero %tmm0", "tilezero %tmm1", "tilezero %tmm2", "tilezero %tmm3",
+	}
+	zeroC := []string{"tilezero %tmm0", "tilezero %tmm1", "tilezero %tmm2", "tilezero %tmm3"}
+	chunk := []string{
 		"tileloadd (%rsi,%rdx,1),%tmm4", "tileloadd (%r9,%r10,1),%tmm6", "tdpbf16ps %tmm6,%tmm4,%tmm0",
 		"tileloadd 0x40(%r9,%r10,1),%tmm7", "tdpbf16ps %tmm7,%tmm4,%tmm1",
 		"tileloadd (%rbx,%rdx,1),%tmm5", "tdpbf16ps %tmm6,%tmm5,%tmm2", "tdpbf16ps %tmm7,%tmm5,%tmm3",
+	}
+	storeC := []string{
 		"tilestored %tmm0,(%rdi,%r12,1)", "tilestored %tmm1,0x40(%rdi,%r12,1)",
 		"tilestored %tmm2,(%r11,%r12,1)", "tilestored %tmm3,0x40(%r11,%r12,1)",
-		"tilerelease ",
 	}
+	// The 2×2 path, then the edge path (the same instructions, each behind
+	// its flag test).
+	block := slices.Concat(loadC, zeroC, chunk, storeC)
+	want := slices.Concat([]string{"ldtilecfg (%rax)"}, block, block, []string{"tilerelease "})
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("amxTile32 disassembles to\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		t.Errorf("amxStrip disassembles to\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
 
@@ -310,7 +334,7 @@ func TestAMXBF16RowsEmulated(t *testing.T) {
 // TestGemmOtherClassBlocks checks the products with the k blocks that the
 // other machine classes' caches give (kBlocksFor, TestKBlock's table), so the
 // blocking only those machines run is checked on this one: the Xeon's
-// (fp32 384, AMX 192; the AMX driver with its tiles emulated) and a small
+// (fp32 384, AMX 384; the AMX driver with its tiles emulated) and a small
 // L2's (fp32 64, bf16 128). Zen 5 computes Zen 4's fp32 and VDPBF16PS
 // blocks.
 func TestGemmOtherClassBlocks(t *testing.T) {
@@ -356,5 +380,40 @@ func TestGemmOtherClassBlocks(t *testing.T) {
 				checkBF16Gemm(t)
 			})
 		})
+	}
+}
+
+// BenchmarkAMXStrip runs the tile kernel alone, one core, on operands in
+// L1/L2: 32 rows of C over 1, 6 and 23 slivers (n = 32, 192, 736) at the
+// k depths the drivers use, called once per 32×32 block (as the driver
+// did before the strip kernel) and once per strip. GFLOP/s per core.
+func BenchmarkAMXStrip(b *testing.B) {
+	if !bf16KernelSupported(bf16AMX) {
+		b.Skipf("AMX not usable here: %s", cpuInfo.AMX)
+	}
+	full := &amxConfigs[amxMR-1][amxNR-1]
+	for _, k := range []int{64, 192, 384, 768} {
+		for _, sl := range []int{1, 6, 23} {
+			chunks, kpad := k/32, k/2
+			a := make([]uint32, amxMR*kpad)
+			bb := make([]uint32, sl*kpad*amxNR)
+			c := make([]float32, amxMR*sl*amxNR)
+			ldc, bstride := uintptr(sl*amxNR*4), uintptr(kpad*amxNR*4)
+			flops := float64(2 * amxMR * amxNR * k * sl)
+			b.Run(fmt.Sprintf("k%d/slivers%d/per-block", k, sl), func(b *testing.B) {
+				for range b.N {
+					for s := range sl {
+						amxStrip(chunks, unsafe.Pointer(&a[0]), uintptr(kpad*4), unsafe.Pointer(&bb[s*kpad*amxNR]), 0, unsafe.Pointer(&c[s*amxNR]), ldc, 1, amxFlags(amxMR, amxNR), false, full)
+					}
+				}
+				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+			b.Run(fmt.Sprintf("k%d/slivers%d/strip", k, sl), func(b *testing.B) {
+				for range b.N {
+					amxStrip(chunks, unsafe.Pointer(&a[0]), uintptr(kpad*4), unsafe.Pointer(&bb[0]), bstride, unsafe.Pointer(&c[0]), ldc, sl, amxFlags(amxMR, amxNR), false, full)
+				}
+				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
 	}
 }

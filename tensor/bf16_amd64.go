@@ -345,12 +345,17 @@ var (
 // kBlocksFor is the k blocks the fp32, VDPBF16PS and AMX drivers take on
 // caches of l1d and l2 bytes (kBlock). fp32: 256 on the Zen 4 and Zen 5
 // (a B sliver is 32 KiB, an 8-row A panel 8 KiB), 384 on the Xeon's
-// 48 KiB L1d. VDPBF16PS: 512 on all three. AMX: its 32-row A panel in a
-// quarter of L1d, the packed B panel in L2 (192 on the Xeon, the K at
-// which the reference probe measured AMX fastest). Where the CPU reports
-// no cache sizes: 256, 512 and 192.
+// 48 KiB L1d. VDPBF16PS: 512 on all three. AMX: its 32-row A panel in
+// half of L1d, not a quarter: the tiles hold C and each B sliver streams
+// from L2 once per strip, so A is the one operand reread from L1 (once per
+// sliver). 384 on the Xeon: BenchmarkAMXStrip runs the kernel alone at
+// 3.1–3.2 TFLOP/s a core there against 3.0 at 192, and attention's
+// products over k = L = 201 keys take one block instead of 192 + 9
+// (BenchmarkGemmKernels attnPV: 354 → 399 GFLOP/s, docs/performance.md).
+// Where the CPU reports no cache sizes: 256,
+// 512 and 384 (every AMX CPU so far has a 48 KiB L1d).
 func kBlocksFor(l1d, l2 int) (fp32, bf16, amx int) {
-	return kBlock(l1d, l2, asmNC, asmMR, 4, 256), kBlock(l1d, l2, bfNC, bfMR, 2, bfKCMax), kBlock(l1d, l2, bfNC, 32, 2, 192)
+	return kBlock(l1d, l2, asmNC, asmMR, 4, 256), kBlock(l1d, l2, bfNC, bfMR, 2, bfKCMax), kBlock(2*l1d, l2, bfNC, 32, 2, 384)
 }
 
 // setKBlocks gives the drivers the k blocks of caches of l1d and l2
