@@ -59,7 +59,7 @@ func BenchmarkSoftmaxRows(b *testing.B) {
 		defer release()
 		for range b.N {
 			for bh := range bB * bH {
-				softmaxMatrix(s[bh*bL*bL:(bh+1)*bL*bL], 1, pad, bias, keep, bh/bH, bL, 0, bL)
+				softmaxMatrix(s[bh*bL*bL:(bh+1)*bL*bL], bL, 1, pad, bias, keep, bh/bH, bL, 0, bL)
 			}
 		}
 	})

@@ -30,8 +30,9 @@ func CausalAttentionForward[T tensor.Float](out, q, k, v Heads[T], prob []T, key
 }
 
 // causalSoftmax replaces each row r0 ≤ r < r1 of sample b's scores p
-// [L,L] by the softmax of its first r+1 entries, zeroing the rest.
-func causalSoftmax[T tensor.Float](p []T, scale T, keyPad []bool, bias, keep []float32, b, L, r0, r1 int) {
+// (rows ld apart) by the softmax of its first r+1 entries, zeroing the
+// rest.
+func causalSoftmax[T tensor.Float](p []T, ld int, scale T, keyPad []bool, bias, keep []float32, b, L, r0, r1 int) {
 	if _, ok := any(p).([]float32); ok {
 		p32 := as32(p)
 		for r := r0; r < r1; r++ {
@@ -39,8 +40,8 @@ func causalSoftmax[T tensor.Float](p []T, scale T, keyPad []bool, bias, keep []f
 			if bias != nil {
 				bs, ks = bias[b*L:b*L+r+1], keep[b*L:b*L+r+1]
 			}
-			tensor.SoftmaxRow32(p32[r*L:r*L+r+1], float32(scale), bs, ks)
-			clear(p32[r*L+r+1 : (r+1)*L])
+			tensor.SoftmaxRow32(p32[r*ld:r*ld+r+1], float32(scale), bs, ks)
+			clear(p32[r*ld+r+1 : r*ld+L])
 		}
 		return
 	}
@@ -49,8 +50,8 @@ func causalSoftmax[T tensor.Float](p []T, scale T, keyPad []bool, bias, keep []f
 		if keyPad != nil {
 			pad = keyPad[b*L : b*L+r+1]
 		}
-		softmaxRow(p[r*L:r*L+r+1], scale, pad)
-		clear(p[r*L+r+1 : (r+1)*L])
+		softmaxRow(p[r*ld:r*ld+r+1], scale, pad)
+		clear(p[r*ld+r+1 : r*ld+L])
 	}
 }
 

@@ -3,6 +3,7 @@
 package tensor
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 )
@@ -73,4 +74,35 @@ func BenchmarkAttentionBF16(b *testing.B) {
 			packBF16A(true, q, ld, 0, 0, hd, L, d)
 		}
 	})
+}
+
+// BenchmarkAttentionScores is attention's score product q kᵀ (L = 201,
+// head dim 60) on the bf16 kernel in use, one core, stored with rows 201
+// floats apart (straddling cache lines) or 208 (whole lines), into one
+// cached L×L matrix or spread over 96 of them (15 MB, as into training's
+// kept probabilities): why nn keeps the scores in an aligned per-core
+// scratch matrix (scoreLD).
+func BenchmarkAttentionScores(b *testing.B) {
+	if !BF16Supported() {
+		b.Skip("no bf16 path here")
+	}
+	const L, hd, ld = 201, 60, 540
+	rng := rand.New(rand.NewPCG(1, 2))
+	q, k := make([]float32, L*ld), make([]float32, L*ld)
+	for i := range q {
+		q[i], k[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64())
+	}
+	prev := bf16On.Load()
+	bf16On.Store(true)
+	defer bf16On.Store(prev)
+	for _, ldc := range []int{201, 208} {
+		for _, n := range []int{1, 96} {
+			p := make([]float32, n*L*ldc)
+			b.Run(fmt.Sprintf("ldc%d/matrices%d", ldc, n), func(b *testing.B) {
+				for i := range b.N {
+					GemmSerial(false, true, L, L, hd, 1, q, ld, k, ld, 0, p[i%n*L*ldc:], ldc)
+				}
+			})
+		}
+	}
 }
