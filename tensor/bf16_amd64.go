@@ -349,7 +349,8 @@ var (
 // half of L1d, not a quarter: the tiles hold C and each B sliver streams
 // from L2 once per strip, so A is the one operand reread from L1 (once per
 // sliver). 384 on the Xeon: BenchmarkAMXStrip runs the kernel alone at
-// 3.1–3.2 TFLOP/s a core there against 3.0 at 192, and attention's
+// 3.2–3.3 TFLOP/s a core there against 2.2–3.1 at 192 (6 and 23 slivers,
+// results/bench/xeon-amx-strip-20261127.txt), and attention's
 // products over k = L = 201 keys take one block instead of 192 + 9
 // (BenchmarkGemmKernels attnPV: 354 → 399 GFLOP/s, docs/performance.md).
 // Where the CPU reports no cache sizes: 256,
