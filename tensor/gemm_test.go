@@ -85,11 +85,16 @@ func gemmCases() []gemmCase {
 				}
 			}
 			// Shapes like the model's, big enough to hit k blocking and
-			// the parallel split.
+			// the parallel split (under -short, for qemu-user, smaller ones
+			// that still do: k past every k block, over 1<<20 FMAs).
+			big := [3][3]int{{300, 180, 720}, {180, 180, 1100}, {1000, 97, 33}}
+			if testing.Short() {
+				big = [3][3]int{{96, 64, 600}, {48, 40, 1100}, {400, 97, 33}}
+			}
 			cases = append(cases,
-				gemmCase{tA, tB, 300, 180, 720, 1, 0, 0},
-				gemmCase{tA, tB, 180, 180, 1100, 0.5, 1, 3},
-				gemmCase{tA, tB, 1000, 97, 33, 1, -0.5, 1},
+				gemmCase{tA, tB, big[0][0], big[0][1], big[0][2], 1, 0, 0},
+				gemmCase{tA, tB, big[1][0], big[1][1], big[1][2], 0.5, 1, 3},
+				gemmCase{tA, tB, big[2][0], big[2][1], big[2][2], 1, -0.5, 1},
 				// A last sliver of 23 columns (the AVX2 tiles' overlapping
 				// last vector) written and added into C, over k chunks.
 				gemmCase{tA, tB, 50, 183, 300, 1, 0, 0},
@@ -101,6 +106,18 @@ func gemmCases() []gemmCase {
 		}
 	}
 	return cases
+}
+
+// batchRows is the rows of a training batch's products (32 samples × 200
+// tokens), or a tenth of them under -short: scripts/test.sh runs the
+// package with -short under qemu-user, where the AVX2 kernels run at ~0.02
+// GFLOP/s (an Intel Xeon host, 2026-11-27) and one 6400-row product took
+// 27 s. A tenth still splits over the workers and spans many panels.
+func batchRows() int {
+	if testing.Short() {
+		return 640
+	}
+	return 6400
 }
 
 func randSlice(rng *rand.Rand, n int) []float64 {

@@ -27,7 +27,7 @@ func TestGemmPacked(t *testing.T) {
 		{200, 540, 180, 1, 0, 0}, // q|k|v of a lone 200-token sample
 		{200, 720, 180, 1, 0, 0}, // MLP in
 		{200, 180, 720, 1, 0, 0}, // MLP out
-		{6400, 180, 180, 1, 0, 0},
+		{batchRows(), 180, 180, 1, 0, 0},
 		{1, 20, 180, 1, 1, 0}, // a classifier head on one [CLS] row
 		{37, 33, 260, 0.5, 1, 3},
 		{9, 800, 70, 1, 0, 5}, // n over one column block
