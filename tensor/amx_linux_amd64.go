@@ -388,15 +388,8 @@ func amxPairRow(a []float32, lda int, two bool, mb int, dst []uint32) {
 // amxTransposeTmp stores tmp's 16 rows of rows pairs ([pair][row]) as
 // rows rows of 16 pairs, row i at dst[i·ld:].
 func amxTransposeTmp(tmp []uint32, rows int, dst []uint32, ld int) {
-	var v [16]archsimd.Uint32x16
+	_, _ = tmp[15*rows+rows-1], dst[(rows-1)*ld+15] // bounds: every block read and written
 	for r0 := 0; r0 < rows; r0 += 16 {
-		for q := range 16 {
-			v[q] = archsimd.LoadUint32x16Slice(tmp[q*rows+r0:])
-		}
-		transpose16(&v)
-		for i := range 16 {
-			v[i].StoreSlice(dst[(r0+i)*ld:])
-		}
+		transpose16x16(&dst[r0*ld], uintptr(ld)*4, &tmp[r0], uintptr(rows)*4)
 	}
-	archsimd.ClearAVXUpperBits()
 }

@@ -61,6 +61,12 @@ func cvtPairs(dst *uint32, src *float32, n int)
 //go:noescape
 func packBSliverPairs(dst *uint32, src *float32, ldb uintptr, kp int, idx *uint16)
 
+// transpose16x16 stores the transpose of the 16×16 block of 32-bit values
+// at src (rows srcStride bytes apart) at dst (rows dstStride bytes apart).
+//
+//go:noescape
+func transpose16x16(dst *uint32, dstStride uintptr, src *uint32, srcStride uintptr)
+
 //go:noescape
 func packATPairs(dst *uint32, src *float32, lda uintptr, groups int, panel uintptr, idx *uint16)
 
@@ -151,32 +157,27 @@ func packBF16B(transB bool, b []float32, ldb, pc, j0, kb, w int, d []uint32) {
 		stride := (kp + 15) &^ 15
 		tp := bf16Bufs.get(16 * stride)
 		defer bf16Bufs.put(tp)
-		tmp := *tp
-		var rows [16]archsimd.Uint32x16
+		tmp := (*tp)[:16*stride]
 		for jb := 0; jb < bfNR; jb += 16 {
 			nj := max(0, min(16, w-jb))
-			// The last half-sliver's transpose left the upper state
-			// dirty; packRowPairs is a Go call (avxaudit's rule: no call
-			// with dirty upper state).
-			archsimd.ClearAVXUpperBits()
 			for jj := range nj {
 				packRowPairs(b[(j0+jb+jj)*ldb+pc:], kb, tmp[jj*stride:])
 			}
+			clear(tmp[nj*stride:]) // missing columns are zero lanes
+			// Pairs past kp in a row are left over from earlier use: they
+			// transpose into rows that are never stored.
 			for p0 := 0; p0 < kp; p0 += 16 {
-				for jj := range rows {
-					if jj < nj {
-						rows[jj] = archsimd.LoadUint32x16Slice(tmp[jj*stride+p0:]) // lanes past kp: never stored
-					} else {
-						rows[jj] = archsimd.Uint32x16{} // missing columns are zero lanes
-					}
+				if kp-p0 >= 16 {
+					transpose16x16(&d[p0*bfNR+jb], bfNR*4, &tmp[p0], uintptr(stride)*4)
+					continue
 				}
-				transpose16(&rows)
-				for pp := range min(16, kp-p0) {
-					rows[pp].StoreSlice(d[(p0+pp)*bfNR+jb:])
+				var blk [256]uint32
+				transpose16x16(&blk[0], 64, &tmp[p0], uintptr(stride)*4)
+				for pp := range kp - p0 {
+					copy(d[(p0+pp)*bfNR+jb:][:16], blk[pp*16:])
 				}
 			}
 		}
-		archsimd.ClearAVXUpperBits()
 		return
 	}
 	p0 := 0
@@ -216,51 +217,6 @@ func packBF16B(transB bool, b []float32, ldb, pc, j0, kb, w int, d []uint32) {
 	}
 	archsimd.ClearAVXUpperBits()
 }
-
-// transpose16 transposes a 16×16 matrix of uint32 held as 16 rows, in
-// four butterfly stages: stage s swaps bit s of the row and column
-// indices with two-source permutes (VPERMT2D).
-func transpose16(r *[16]archsimd.Uint32x16) {
-	for s := range 4 {
-		bit := 1 << s
-		ia, ib := transposeIdx[s][0], transposeIdx[s][1]
-		for i := range 16 {
-			if i&bit != 0 {
-				continue
-			}
-			x, y := r[i], r[i|bit]
-			r[i], r[i|bit] = x.ConcatPermute(y, ia), x.ConcatPermute(y, ib)
-		}
-	}
-}
-
-// transposeIdx[s] are stage s's permutes: with b = 2^s, row i (bit s
-// clear) keeps its columns c with bit s clear and takes row i|b's c^b for
-// the others; row i|b takes row i's c^b for c with bit s clear and keeps
-// the rest. Index 16+c selects lane c of the second source. Without
-// AVX-512 they stay zero: the loads that build them are an illegal
-// instruction there, and nothing transposes (TestRunsWithoutAVX512).
-var transposeIdx = func() (t [4][2]archsimd.Uint32x16) {
-	if !hasAVX512 {
-		return
-	}
-	var idx [4][2][16]uint32
-	for s := range 4 {
-		b := 1 << s
-		for l := range 16 {
-			if l&b == 0 {
-				idx[s][0][l], idx[s][1][l] = uint32(l), uint32(l^b)
-			} else {
-				idx[s][0][l], idx[s][1][l] = uint32(16+(l^b)), uint32(16+l)
-			}
-		}
-	}
-	for s := range 4 {
-		t[s][0], t[s][1] = archsimd.LoadUint32x16(&idx[s][0]), archsimd.LoadUint32x16(&idx[s][1])
-	}
-	archsimd.ClearAVXUpperBits()
-	return
-}()
 
 // packBF16A packs rows ic..ic+mb of op(A), k range pc..pc+kb, into 8-row
 // panels (mb rounded up to 8; the extra rows are zeros). Returns the
