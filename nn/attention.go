@@ -146,9 +146,10 @@ func attentionPerHead[T tensor.Float](out, q, k, v Heads[T], prob, probDrop []T,
 	bias, keep, release := padVectors32[T](keyPad, B*L)
 	defer release()
 	tensor.ParallelFor(B*H, 1, func(lo, hi int) {
-		scr := getWork[T](L * ld)
+		old := scoreLD(hd)
+		scr := getWork[T](L*ld + L*old)
 		defer putWork(scr)
-		s := *scr
+		s, o := (*scr)[:L*ld], (*scr)[L*ld:]
 		for bh := lo; bh < hi; bh++ {
 			b, h := bh/H, bh%H
 			// The 1/sqrt(hd) goes into the softmax, not the product's alpha:
@@ -172,9 +173,24 @@ func attentionPerHead[T tensor.Float](out, q, k, v Heads[T], prob, probDrop []T,
 					}
 				}
 			}
-			tensor.GemmSerial(false, false, nq, hd, L, 1, pv, pld, v.at(b, h), v.LD, 0, out.at(b, h)[r0*out.LD:], out.LD)
+			tensor.GemmSerial(false, false, nq, hd, L, 1, pv, pld, v.at(b, h), v.LD, 0, o, old)
+			copyRows(out.at(b, h)[r0*out.LD:], out.LD, o, old, nq, hd)
 		}
 	})
+}
+
+// copyRows copies rows rows of n values, src rows sld apart, dst rows dld.
+// The per-(sample, head) products of attention write their outputs (the
+// head's [L, hd] block of out, dq, dk, dv) into an aligned per-core
+// scratch and copyRows moves them to the heads' rows, whose 60 floats
+// start 240, 720 or 2160 bytes apart: stored there by the AMX tiles, every
+// row of a tile straddled two cache lines of a tensor far larger than the
+// caches. AMX Xeon, bf16 fine-tuning step 0.525–0.549 → 0.500–0.516 s,
+// inference 0.147–0.155 → 0.135–0.152 s, fp32 unchanged (same minutes).
+func copyRows[T tensor.Float](dst []T, dld int, src []T, sld, rows, n int) {
+	for r := range rows {
+		copy(dst[r*dld:r*dld+n], src[r*sld:r*sld+n])
+	}
 }
 
 // scoreLD is the row stride of the per-core L×L score matrices: L rounded
@@ -331,10 +347,10 @@ func AttentionBackwardRows[T tensor.Float](dq, dk, dv, dOut, q, k, v Heads[T], p
 		perTask = H
 	}
 	tensor.ParallelFor(B*H/perTask, 1, func(lo, hi int) {
-		ld := scoreLD(L) // as in the forward pass: whole lines per row
-		scr := getWork[T](L * ld)
+		ld, old := scoreLD(L), scoreLD(hd) // as in the forward pass: whole lines per row
+		scr := getWork[T](L*ld + L*old)
 		defer putWork(scr)
-		ds := *scr
+		ds, o := (*scr)[:L*ld], (*scr)[L*ld:]
 		nq, rows := r1-r0, r0*L
 		for bh := lo * perTask; bh < hi*perTask; bh++ {
 			b, h := bh/H, bh%H
@@ -354,11 +370,14 @@ func AttentionBackwardRows[T tensor.Float](dq, dk, dv, dOut, q, k, v Heads[T], p
 			// the cache (P' is P without dropout): the product reads P'ᵀ in
 			// place, a cache line per step, which from memory made it run at
 			// 60% of its speed on a cached P (Zen 4, batch 32 × 201 tokens).
-			tensor.GemmSerial(true, false, L, hd, nq, 1, pv, L, do, dOut.LD, 0, dv.at(b, h), dv.LD)
+			tensor.GemmSerial(true, false, L, hd, nq, 1, pv, L, do, dOut.LD, 0, o, old)
+			copyRows(dv.at(b, h), dv.LD, o, old, L, hd)
 			// dq = dS k ; dk = dSᵀ q
 			dqh := dq.at(b, h)
-			tensor.GemmSerial(false, false, nq, hd, L, 1, ds, ld, k.at(b, h), k.LD, 0, dqh[r0*dq.LD:], dq.LD)
-			tensor.GemmSerial(true, false, L, hd, nq, 1, ds, ld, q.at(b, h)[r0*q.LD:], q.LD, 0, dk.at(b, h), dk.LD)
+			tensor.GemmSerial(false, false, nq, hd, L, 1, ds, ld, k.at(b, h), k.LD, 0, o, old)
+			copyRows(dqh[r0*dq.LD:], dq.LD, o, old, nq, hd)
+			tensor.GemmSerial(true, false, L, hd, nq, 1, ds, ld, q.at(b, h)[r0*q.LD:], q.LD, 0, o, old)
+			copyRows(dk.at(b, h), dk.LD, o, old, L, hd)
 			for r := range L {
 				if r < r0 || r >= r1 { // not the rows just written
 					clear(dqh[r*dq.LD : r*dq.LD+hd])
