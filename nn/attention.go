@@ -146,8 +146,8 @@ func attentionPerHead[T tensor.Float](out, q, k, v Heads[T], prob, probDrop []T,
 	bias, keep, release := padVectors32[T](keyPad, B*L)
 	defer release()
 	tensor.ParallelFor(B*H, 1, func(lo, hi int) {
-		old := scoreLD(hd)
-		scr := getWork[T](L*ld + L*old)
+		outLD := scoreLD(hd)
+		scr := getWork[T](L*ld + L*outLD)
 		defer putWork(scr)
 		s, o := (*scr)[:L*ld], (*scr)[L*ld:]
 		for bh := lo; bh < hi; bh++ {
@@ -159,10 +159,7 @@ func attentionPerHead[T tensor.Float](out, q, k, v Heads[T], prob, probDrop []T,
 			softmax(s, ld, scale, keyPad, bias, keep, b, L, r0, r1)
 			pv, pld := sr, ld
 			if prob != nil {
-				p := prob[bh*LL:]
-				for r := r0; r < r1; r++ {
-					copy(p[r*L:(r+1)*L], s[r*ld:r*ld+L])
-				}
+				copyRows(prob[bh*LL+r0*L:], L, sr, ld, nq, L)
 			}
 			if dropMask != nil {
 				pv, pld = probDrop[bh*LL+r0*L:bh*LL+r1*L], L
@@ -173,8 +170,8 @@ func attentionPerHead[T tensor.Float](out, q, k, v Heads[T], prob, probDrop []T,
 					}
 				}
 			}
-			tensor.GemmSerial(false, false, nq, hd, L, 1, pv, pld, v.at(b, h), v.LD, 0, o, old)
-			copyRows(out.at(b, h)[r0*out.LD:], out.LD, o, old, nq, hd)
+			tensor.GemmSerial(false, false, nq, hd, L, 1, pv, pld, v.at(b, h), v.LD, 0, o, outLD)
+			copyRows(out.at(b, h)[r0*out.LD:], out.LD, o, outLD, nq, hd)
 		}
 	})
 }
@@ -347,8 +344,8 @@ func AttentionBackwardRows[T tensor.Float](dq, dk, dv, dOut, q, k, v Heads[T], p
 		perTask = H
 	}
 	tensor.ParallelFor(B*H/perTask, 1, func(lo, hi int) {
-		ld, old := scoreLD(L), scoreLD(hd) // as in the forward pass: whole lines per row
-		scr := getWork[T](L*ld + L*old)
+		ld, outLD := scoreLD(L), scoreLD(hd) // as in the forward pass: whole lines per row
+		scr := getWork[T](L*ld + L*outLD)
 		defer putWork(scr)
 		ds, o := (*scr)[:L*ld], (*scr)[L*ld:]
 		nq, rows := r1-r0, r0*L
@@ -370,14 +367,14 @@ func AttentionBackwardRows[T tensor.Float](dq, dk, dv, dOut, q, k, v Heads[T], p
 			// the cache (P' is P without dropout): the product reads P'ᵀ in
 			// place, a cache line per step, which from memory made it run at
 			// 60% of its speed on a cached P (Zen 4, batch 32 × 201 tokens).
-			tensor.GemmSerial(true, false, L, hd, nq, 1, pv, L, do, dOut.LD, 0, o, old)
-			copyRows(dv.at(b, h), dv.LD, o, old, L, hd)
+			tensor.GemmSerial(true, false, L, hd, nq, 1, pv, L, do, dOut.LD, 0, o, outLD)
+			copyRows(dv.at(b, h), dv.LD, o, outLD, L, hd)
 			// dq = dS k ; dk = dSᵀ q
 			dqh := dq.at(b, h)
-			tensor.GemmSerial(false, false, nq, hd, L, 1, ds, ld, k.at(b, h), k.LD, 0, o, old)
-			copyRows(dqh[r0*dq.LD:], dq.LD, o, old, nq, hd)
-			tensor.GemmSerial(true, false, L, hd, nq, 1, ds, ld, q.at(b, h)[r0*q.LD:], q.LD, 0, o, old)
-			copyRows(dk.at(b, h), dk.LD, o, old, L, hd)
+			tensor.GemmSerial(false, false, nq, hd, L, 1, ds, ld, k.at(b, h), k.LD, 0, o, outLD)
+			copyRows(dqh[r0*dq.LD:], dq.LD, o, outLD, nq, hd)
+			tensor.GemmSerial(true, false, L, hd, nq, 1, ds, ld, q.at(b, h)[r0*q.LD:], q.LD, 0, o, outLD)
+			copyRows(dk.at(b, h), dk.LD, o, outLD, L, hd)
 			for r := range L {
 				if r < r0 || r >= r1 { // not the rows just written
 					clear(dqh[r*dq.LD : r*dq.LD+hd])

@@ -17,8 +17,8 @@ func BenchmarkGemmKernels(b *testing.B) {
 	defer SetPrecision(Precision())
 	defer bf16Kernel.Store(bf16Kernel.Load())
 	kernels := []string{"fp32"}
-	for _, k := range []string{"amx", "avx512-bf16"} {
-		if bf16KernelSupported(kernelIndex(k)) {
+	for _, k := range BF16Kernels() {
+		if k != bf16KernelNames[bf16OnFP32] {
 			kernels = append(kernels, k)
 		}
 	}
@@ -39,13 +39,4 @@ func BenchmarkGemmKernels(b *testing.B) {
 			})
 		}
 	}
-}
-
-func kernelIndex(name string) int32 {
-	for k, n := range bf16KernelNames {
-		if n == name {
-			return int32(k)
-		}
-	}
-	return -1
 }
