@@ -90,36 +90,56 @@ func checkBF16Gemm(t *testing.T) {
 					}
 					SetPrecision(PrecisionFP32)
 					for q := range s.batch {
-						for i := range s.m {
-							for j := range s.n {
-								var want, mag float64
-								for p := range s.k {
-									var av, bv float32
-									if tA {
-										av = a[q*sa+p*lda+i]
-									} else {
-										av = a[q*sa+i*lda+p]
-									}
-									if tB {
-										bv = b[q*sb+j*ldb+p]
-									} else {
-										bv = b[q*sb+p*ldb+j]
-									}
-									x := float64(RoundBF16(av)) * float64(RoundBF16(bv))
-									want += x
-									mag += math.Abs(x)
-								}
-								want = float64(ab[0])*want + float64(ab[1])*float64(c0[q*sc+i*ldc+j])
-								got := c[q*sc+i*ldc+j]
-								// Written so that NaN fails.
-								if !(math.Abs(float64(got)-want) <= 1e-5*(mag+math.Abs(float64(c0[q*sc+i*ldc+j])))+1e-6) {
-									t.Fatalf("m%d n%d k%d batch%d tA=%v tB=%v ab=%v: C[%d][%d,%d] = %v, want %v",
-										s.m, s.n, s.k, s.batch, tA, tB, ab, q, i, j, got, want)
-								}
-							}
-						}
+						checkBF16Product(t, s.m, s.n, s.k, tA, tB, ab, a[q*sa:], lda, b[q*sb:], ldb, c0[q*sc:], c[q*sc:], ldc)
 					}
 				}
+			}
+		}
+	}
+}
+
+// checkBF16Product compares got = alpha·op(A)·op(B) + beta·C0 against
+// float64 sums of the bf16-rounded operands. op(A) and op(B)ᵀ are rounded
+// once into contiguous rows, so each element is one dot product: the
+// per-element rounding and strided reads made the reference the larger
+// part of the test under the race detector.
+func checkBF16Product(t *testing.T, m, n, k int, tA, tB bool, ab [2]float32, a []float32, lda int, b []float32, ldb int, c0, got []float32, ldc int) {
+	t.Helper()
+	opA, opBT := make([]float64, m*k), make([]float64, n*k)
+	for i := range m {
+		for p := range k {
+			if tA {
+				opA[i*k+p] = float64(RoundBF16(a[p*lda+i]))
+			} else {
+				opA[i*k+p] = float64(RoundBF16(a[i*lda+p]))
+			}
+		}
+	}
+	for j := range n {
+		for p := range k {
+			if tB {
+				opBT[j*k+p] = float64(RoundBF16(b[j*ldb+p]))
+			} else {
+				opBT[j*k+p] = float64(RoundBF16(b[p*ldb+j]))
+			}
+		}
+	}
+	for i := range m {
+		ai := opA[i*k : i*k+k]
+		for j := range n {
+			bj := opBT[j*k : j*k+k]
+			var want, mag float64
+			for p, av := range ai {
+				x := av * bj[p]
+				want += x
+				mag += max(x, -x) // not math.Abs: its bit casts are checkptr calls under -race
+			}
+			cij := float64(c0[i*ldc+j])
+			want = float64(ab[0])*want + float64(ab[1])*cij
+			g := got[i*ldc+j]
+			// Written so that NaN fails.
+			if !(math.Abs(float64(g)-want) <= 1e-5*(mag+math.Abs(cij))+1e-6) {
+				t.Fatalf("m%d n%d k%d tA=%v tB=%v ab=%v: C[%d,%d] = %v, want %v", m, n, k, tA, tB, ab, i, j, g, want)
 			}
 		}
 	}
