@@ -69,14 +69,7 @@ func smallConfig(task string, posDims int) Config {
 
 // TestModelGradients checks every parameter tensor of whole models —
 // encoder, decoder and heads together — against finite differences.
-//
-// Skipped on the emulated CPU of scripts/test.sh: the check runs in
-// float64 (gonum and generic Go, none of romae's SIMD paths), so the
-// native run covers it and emulation only made it ~200x slower.
 func TestModelGradients(t *testing.T) {
-	if os.Getenv("ROMAE_EMULATED_CPU") != "" {
-		t.Skip("ROMAE_EMULATED_CPU is set: a float64 check with no CPU-specific code; it runs natively")
-	}
 	cases := []struct {
 		name   string
 		cfg    func() Config
