@@ -319,6 +319,7 @@ func kBlocksFor(l1d, l2 int) (fp32, bf16, amx int) {
 // bytes: this CPU's from start-up, another class's in tests.
 func setKBlocks(l1d, l2 int) {
 	asmKC, dpbfLayout.kc, amxLayout.kc = kBlocksFor(l1d, l2)
+	asmKCAT = kBlockAT(l1d, asmKC)
 	avx2KChunk = sliverChunk(l1d, asmNR*4)
 }
 

@@ -106,8 +106,27 @@ const (
 	asmMC = 128
 )
 
-// asmKC is the k block from this CPU's caches (kBlocksFor).
-var asmKC int
+// asmKC is the k block from this CPU's caches (kBlocksFor); asmKCAT the
+// smaller one of the 8-row tiles reading op(A) = Aᵀ in place (kBlockAT).
+var asmKC, asmKCAT int
+
+// kBlockAT is the fp32 k block, at most kc, of the 8-row tiles that read
+// op(A) = Aᵀ in place (the weight gradients, k = batch × tokens): each k
+// step of the A panel is then a cache line of its own (8 floats of a row
+// of A, rows kilobytes apart, past the L1 stride prefetcher's reach), so
+// the panel's lines (64 bytes a step) and the B sliver (128 bytes a step)
+// must stay in L1d together: 3/4 of it. A multiple of 32, at least 64; kc
+// where the CPU reports no L1d size. The Xeon (48 KiB): 192, against 384
+// for the other products; BenchmarkSgemmKBlockAT there, 2 cores, GFLOP/s:
+// the weight gradients 720×180×6400 206–219 → 229–234, 180×720×6400
+// 209–211 → 232–235, 180×180×6400 208–209 → 210–221. Zen 4's 32 KiB
+// L1d gives 128, Zen 5's 48 KiB 192 (neither measured yet).
+func kBlockAT(l1d, kc int) int {
+	if l1d <= 0 {
+		return kc
+	}
+	return min(kc, max(l1d*3/4/(64+asmNR*4)&^31, 64))
+}
 
 // avx2KChunk is how many k steps of a sliver panel256 runs its tiles on
 // at once: the most whose part of the sliver (128 bytes a step) fills at
@@ -149,8 +168,12 @@ var asmBufs = make(bufPool[float32], 32)
 // that follows; for the weight gradients (k = batch × tokens) op(B) is
 // megabytes and, packed whole, came back from memory.
 func serialAsm(t tileKernel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	bp := asmBufs.get(asmPackedLen(n, min(k, asmKC)))
-	forKBlocks(transA, transB, k, asmKC, lda, ldb, beta, func(kb, aOff, bOff int, bet float32) {
+	kc := asmKC
+	if transA && asmDirectAT && t == tileFMA {
+		kc = asmKCAT
+	}
+	bp := asmBufs.get(asmPackedLen(n, min(k, kc)))
+	forKBlocks(transA, transB, k, kc, lda, ldb, beta, func(kb, aOff, bOff int, bet float32) {
 		asmPackB(transB, b[bOff:], ldb, n, kb, *bp)
 		asmCompute(t, transA, m, n, kb, alpha, a[aOff:], lda, *bp, bet, c, ldc)
 	})

@@ -204,20 +204,23 @@ func TestPackWeightUsesKernelLayout(t *testing.T) {
 // the hand-tuned constants they replace.
 func TestKBlock(t *testing.T) {
 	for _, c := range []struct {
-		name             string
-		l1d, l2          int
-		fp32, bf16, amxK int
-		avx2Chunk        int
+		name                     string
+		l1d, l2                  int
+		fp32, fp32AT, bf16, amxK int
+		avx2Chunk                int
 	}{
-		{"zen4", 32 << 10, 1 << 20, 256, 512, 256, 128},
-		{"zen5", 48 << 10, 1 << 20, 256, 512, 384, 192},
-		{"xeon-amx", 48 << 10, 2 << 20, 384, 512, 384, 192},
-		{"small-l2", 32 << 10, 256 << 10, 64, 128, 128, 128},
-		{"unreported", 0, 0, 256, 512, 384, 256},
+		{"zen4", 32 << 10, 1 << 20, 256, 128, 512, 256, 128},
+		{"zen5", 48 << 10, 1 << 20, 256, 192, 512, 384, 192},
+		{"xeon-amx", 48 << 10, 2 << 20, 384, 192, 512, 384, 192},
+		{"small-l2", 32 << 10, 256 << 10, 64, 64, 128, 128, 128},
+		{"unreported", 0, 0, 256, 256, 512, 384, 256},
 	} {
 		fp32, bf16, amxK := kBlocksFor(c.l1d, c.l2)
 		if fp32 != c.fp32 || bf16 != c.bf16 || amxK != c.amxK {
 			t.Errorf("%s: k blocks %d/%d/%d, want %d/%d/%d", c.name, fp32, bf16, amxK, c.fp32, c.bf16, c.amxK)
+		}
+		if got := kBlockAT(c.l1d, fp32); got != c.fp32AT {
+			t.Errorf("%s: fp32 Aᵀ k block %d, want %d", c.name, got, c.fp32AT)
 		}
 		if got := sliverChunk(c.l1d, asmNR*4); got != c.avx2Chunk {
 			t.Errorf("%s: AVX2 k chunk %d, want %d", c.name, got, c.avx2Chunk)

@@ -50,6 +50,29 @@ func BenchmarkSgemmDirectAT(b *testing.B) {
 	}
 }
 
+// BenchmarkSgemmKBlockAT compares the TN products (the weight gradients)
+// at the k block of the other products (asmKC) and at their own
+// (asmKCAT, kBlockAT), side by side in one run.
+func BenchmarkSgemmKBlockAT(b *testing.B) {
+	if SetBackend("avx512") != nil {
+		b.Skip("no avx512")
+	}
+	defer SetBackend(registry[0].b.Name())
+	for _, sh := range benchShapes {
+		if !sh.transA {
+			continue
+		}
+		for _, kc := range []int{asmKC, asmKCAT, asmKC, asmKCAT} {
+			b.Run(fmt.Sprintf("%s/kc=%d", sh.name, kc), func(b *testing.B) {
+				prev := asmKCAT
+				asmKCAT = kc
+				defer func() { asmKCAT = prev }()
+				benchShapeRun(b, sh)
+			})
+		}
+	}
+}
+
 // BenchmarkSgemmPrefetchA compares asmCompute with and without the
 // prefetch of the next panel's op(A) (prefetchPanels) on the model's
 // shapes, on each assembly back end (avx512, avx2), side by side in one
