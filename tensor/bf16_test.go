@@ -105,25 +105,8 @@ func checkBF16Gemm(t *testing.T) {
 // part of the test under the race detector.
 func checkBF16Product(t *testing.T, m, n, k int, tA, tB bool, ab [2]float32, a []float32, lda int, b []float32, ldb int, c0, got []float32, ldc int) {
 	t.Helper()
-	opA, opBT := make([]float64, m*k), make([]float64, n*k)
-	for i := range m {
-		for p := range k {
-			if tA {
-				opA[i*k+p] = float64(RoundBF16(a[p*lda+i]))
-			} else {
-				opA[i*k+p] = float64(RoundBF16(a[i*lda+p]))
-			}
-		}
-	}
-	for j := range n {
-		for p := range k {
-			if tB {
-				opBT[j*k+p] = float64(RoundBF16(b[j*ldb+p]))
-			} else {
-				opBT[j*k+p] = float64(RoundBF16(b[p*ldb+j]))
-			}
-		}
-	}
+	round := func(x float32) float64 { return float64(RoundBF16(x)) }
+	opA, opBT := opRows(m, k, tA, a, lda, round), opRows(n, k, !tB, b, ldb, round)
 	for i := range m {
 		ai := opA[i*k : i*k+k]
 		for j := range n {

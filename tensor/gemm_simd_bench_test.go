@@ -31,29 +31,28 @@ func BenchmarkSgemmLoopOrder(b *testing.B) {
 // it first (asmDirectAT) on the model's TN products (the weight gradients),
 // side by side in one run.
 func BenchmarkSgemmDirectAT(b *testing.B) {
-	if SetBackend("avx512") != nil {
-		b.Skip("no avx512")
-	}
-	defer SetBackend(registry[0].b.Name())
-	for _, sh := range benchShapes {
-		if !sh.transA {
-			continue
-		}
-		for _, direct := range []bool{false, true, false, true} {
-			b.Run(fmt.Sprintf("%s/direct=%v", sh.name, direct), func(b *testing.B) {
-				prev := asmDirectAT
-				asmDirectAT = direct
-				defer func() { asmDirectAT = prev }()
-				benchShapeRun(b, sh)
-			})
-		}
-	}
+	benchTNVariants(b, []bool{false, true, false, true}, "direct", func(direct bool) func() {
+		prev := asmDirectAT
+		asmDirectAT = direct
+		return func() { asmDirectAT = prev }
+	})
 }
 
 // BenchmarkSgemmKBlockAT compares the TN products (the weight gradients)
 // at the k block of the other products (asmKC) and at their own
 // (asmKCAT, kBlockAT), side by side in one run.
 func BenchmarkSgemmKBlockAT(b *testing.B) {
+	benchTNVariants(b, []int{asmKC, asmKCAT, asmKC, asmKCAT}, "kc", func(kc int) func() {
+		prev := asmKCAT
+		asmKCAT = kc
+		return func() { asmKCAT = prev }
+	})
+}
+
+// benchTNVariants runs the model's TN products on the avx512 back end once
+// per variant, in the order given, each under set(variant), which returns
+// what undoes it.
+func benchTNVariants[V any](b *testing.B, variants []V, name string, set func(V) func()) {
 	if SetBackend("avx512") != nil {
 		b.Skip("no avx512")
 	}
@@ -62,11 +61,9 @@ func BenchmarkSgemmKBlockAT(b *testing.B) {
 		if !sh.transA {
 			continue
 		}
-		for _, kc := range []int{asmKC, asmKCAT, asmKC, asmKCAT} {
-			b.Run(fmt.Sprintf("%s/kc=%d", sh.name, kc), func(b *testing.B) {
-				prev := asmKCAT
-				asmKCAT = kc
-				defer func() { asmKCAT = prev }()
+		for _, v := range variants {
+			b.Run(fmt.Sprintf("%s/%s=%v", sh.name, name, v), func(b *testing.B) {
+				defer set(v)()
 				benchShapeRun(b, sh)
 			})
 		}

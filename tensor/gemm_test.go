@@ -18,23 +18,8 @@ func refGemm(transA, transB bool, m, n, k int, alpha float64, a []float64, lda i
 	// op(A) and op(B)ᵀ copied to contiguous rows first: each element is
 	// then one unit-stride dot product, which keeps the reference cheap
 	// under the race detector.
-	opA, opBT := make([]float64, m*k), make([]float64, n*k)
-	for p := range k {
-		for i := range m {
-			if transA {
-				opA[i*k+p] = a[p*lda+i]
-			} else {
-				opA[i*k+p] = a[i*lda+p]
-			}
-		}
-		for j := range n {
-			if transB {
-				opBT[j*k+p] = b[j*ldb+p]
-			} else {
-				opBT[j*k+p] = b[p*ldb+j]
-			}
-		}
-	}
+	id := func(x float64) float64 { return x }
+	opA, opBT := opRows(m, k, transA, a, lda, id), opRows(n, k, !transB, b, ldb, id)
 	for i := range m {
 		ai := opA[i*k : i*k+k]
 		for j := range n {
@@ -49,6 +34,23 @@ func refGemm(transA, transB bool, m, n, k int, alpha float64, a []float64, lda i
 			}
 		}
 	}
+}
+
+// opRows is rows×k matrix X (trans: Xᵀ, read from x with rows ld apart)
+// as contiguous float64 rows, each element through conv: opRows(m, k,
+// transA, a, …) is op(A), opRows(n, k, !transB, b, …) is op(B)ᵀ.
+func opRows[T Float](rows, k int, trans bool, x []T, ld int, conv func(T) float64) []float64 {
+	out := make([]float64, rows*k)
+	for i := range rows {
+		for p := range k {
+			if trans {
+				out[i*k+p] = conv(x[p*ld+i])
+			} else {
+				out[i*k+p] = conv(x[i*ld+p])
+			}
+		}
+	}
+	return out
 }
 
 // gemmCase is one shape/stride/scalar combination; pad is extra row stride.
