@@ -228,6 +228,17 @@ func TestKBlock(t *testing.T) {
 	}
 }
 
+func TestEvenBlocks(t *testing.T) {
+	for _, c := range []struct{ k, kc, want int }{
+		{201, 192, 101}, {201, 384, 201}, {192, 192, 192}, {193, 192, 97}, {1067, 192, 178}, {1, 192, 1}, {6400, 192, 189},
+	} {
+		got := evenBlocks(c.k, c.kc)
+		if got != c.want || got > c.kc || (c.k+got-1)/got != (c.k+c.kc-1)/c.kc {
+			t.Errorf("evenBlocks(%d, %d) = %d, want %d (as many blocks as kc gives, none longer than kc)", c.k, c.kc, got, c.want)
+		}
+	}
+}
+
 // TestAsmOpATPacked runs the products with op(A) = Aᵀ packed by packAT8
 // before the kernels read it (asmDirectAT false, the benchmarks' other
 // variant) on each back end of the assembly driver: the 8-row kernels pack

@@ -49,6 +49,40 @@ func BenchmarkSgemmKBlockAT(b *testing.B) {
 	})
 }
 
+// BenchmarkSgemmEvenKBlocks runs attention's dv = Pᵀ·dO (201×60×201, P
+// read in place with rows 201 floats apart) on one core, as the backward
+// pass does per (sample, head): its k of 201 in blocks of asmKCAT and a
+// remainder, in even blocks (evenBlocks), and in one block of asmKC.
+func BenchmarkSgemmEvenKBlocks(b *testing.B) {
+	if SetBackend("avx512") != nil {
+		b.Skip("no avx512")
+	}
+	defer SetBackend(registry[0].b.Name())
+	const L, hd, ld, heads = 201, 60, 540, 96
+	p, do, o := make([]float32, heads*L*L), make([]float32, L*ld), make([]float32, L*64)
+	for i := range p {
+		p[i] = float32(i%7) / 7
+	}
+	for i := range do {
+		do[i] = float32(i%5) - 2
+	}
+	for _, v := range []struct {
+		name string
+		kc   int
+		even bool
+	}{{"remainder", asmKCAT, false}, {"even", asmKCAT, true}, {"one", asmKC, false}} {
+		b.Run(fmt.Sprintf("%s/kc=%d", v.name, v.kc), func(b *testing.B) {
+			prevKC, prevEven := asmKCAT, evenKBlocks
+			asmKCAT, evenKBlocks = v.kc, v.even
+			defer func() { asmKCAT, evenKBlocks = prevKC, prevEven }()
+			for i := range b.N {
+				GemmSerial(true, false, L, hd, L, 1, p[i%heads*L*L:], L, do, ld, 0, o, 64)
+			}
+			b.ReportMetric(2*L*L*hd*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
+
 // benchTNVariants runs the model's TN products on the avx512 back end once
 // per variant, in the order given, each under set(variant), which returns
 // what undoes it.
