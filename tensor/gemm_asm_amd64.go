@@ -135,15 +135,15 @@ func kBlockAT(l1d, kc int) int {
 // 113–116 GFLOP/s at 192 + 9, 117–126 in one block of 201 (over the L1
 // bound), 121–124 at 101 + 100. The weight gradients' k pieces of 1067
 // run as 6 × 178 instead of 5 × 192 + 107.
-//
-// evenKBlocks turns it on (false: blocks of kc and a remainder), a
-// variable so BenchmarkSgemmEvenKBlocks can compare both.
-var evenKBlocks = true
-
 func evenBlocks(k, kc int) int {
 	n := (k + kc - 1) / kc
 	return (k + n - 1) / n
 }
+
+// evenKBlocks has serialAsm cut the Aᵀ products' k into evenBlocks
+// (false: blocks of asmKCAT and a remainder), a variable so
+// BenchmarkSgemmEvenKBlocks can compare both.
+var evenKBlocks = true
 
 // avx2KChunk is how many k steps of a sliver panel256 runs its tiles on
 // at once: the most whose part of the sliver (128 bytes a step) fills at
