@@ -90,7 +90,7 @@ func checkBF16Gemm(t *testing.T) {
 					}
 					SetPrecision(PrecisionFP32)
 					for q := range s.batch {
-						checkBF16Product(t, s.m, s.n, s.k, tA, tB, ab, a[q*sa:], lda, b[q*sb:], ldb, c0[q*sc:], c[q*sc:], ldc)
+						checkBF16Product(t, q, s.m, s.n, s.k, tA, tB, ab, a[q*sa:], lda, b[q*sb:], ldb, c0[q*sc:], c[q*sc:], ldc)
 					}
 				}
 			}
@@ -98,12 +98,13 @@ func checkBF16Gemm(t *testing.T) {
 	}
 }
 
-// checkBF16Product compares got = alpha·op(A)·op(B) + beta·C0 against
-// float64 sums of the bf16-rounded operands. op(A) and op(B)ᵀ are rounded
-// once into contiguous rows, so each element is one dot product: the
-// per-element rounding and strided reads made the reference the larger
-// part of the test under the race detector.
-func checkBF16Product(t *testing.T, m, n, k int, tA, tB bool, ab [2]float32, a []float32, lda int, b []float32, ldb int, c0, got []float32, ldc int) {
+// checkBF16Product compares product number batch of a batch (named in a
+// failure), got = alpha·op(A)·op(B) + beta·C0, against float64 sums of
+// the bf16-rounded operands. op(A) and op(B)ᵀ are rounded once into
+// contiguous rows, so each element is one dot product: the per-element
+// rounding and strided reads made the reference the larger part of the
+// test under the race detector.
+func checkBF16Product(t *testing.T, batch, m, n, k int, tA, tB bool, ab [2]float32, a []float32, lda int, b []float32, ldb int, c0, got []float32, ldc int) {
 	t.Helper()
 	round := func(x float32) float64 { return float64(RoundBF16(x)) }
 	opA, opBT := opRows(m, k, tA, a, lda, round), opRows(n, k, !tB, b, ldb, round)
@@ -122,7 +123,7 @@ func checkBF16Product(t *testing.T, m, n, k int, tA, tB bool, ab [2]float32, a [
 			g := got[i*ldc+j]
 			// Written so that NaN fails.
 			if !(math.Abs(float64(g)-want) <= 1e-5*(mag+math.Abs(cij))+1e-6) {
-				t.Fatalf("m%d n%d k%d tA=%v tB=%v ab=%v: C[%d,%d] = %v, want %v", m, n, k, tA, tB, ab, i, j, g, want)
+				t.Fatalf("m%d n%d k%d tA=%v tB=%v ab=%v: C[%d][%d,%d] = %v, want %v", m, n, k, tA, tB, ab, batch, i, j, g, want)
 			}
 		}
 	}
