@@ -1023,6 +1023,57 @@ func TestQKVRoPEGroups(t *testing.T) {
 	})
 }
 
+// TestRowwiseTailChunks: an evaluation pass on packed float32 weights runs
+// each block's row-wise part (output projection, residual, RMSNorm, MLP)
+// chunk by chunk on one core each (rowwiseTail). Its outputs must equal
+// those of the layer-by-layer pass: bit for bit on romae's own kernels,
+// within float32 rounding on a library's, which choose their blocking by
+// shape. 250 rows leave a short last chunk of 26 rows, not a whole number
+// of 8-row panels; the classifier's and the decoder's last blocks run on
+// their selected rows (5 and 5×6) in chunks of their own size.
+func TestRowwiseTailChunks(t *testing.T) {
+	defer func(v bool) { chunkTail = v }(chunkTail)
+	defer tensor.SetThreads(0)
+	tensor.SetThreads(2)
+	for _, task := range []string{TaskPretrain, TaskClassify} {
+		t.Run(task, func(t *testing.T) {
+			cfg := smallConfig(task, 2)
+			cfg.Encoder = Size{DModel: 64, Heads: 2, Depth: 2, FFN: 96}
+			bt := testBatch(5, 50, 2, 2, false, 17)
+			mask := testMask(bt, 6)
+			m, err := New[float32](cfg, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.PackWeights()
+			ws := m.NewWorkspace()
+			run := func(chunks bool) []float32 {
+				chunkTail = chunks
+				if task == TaskPretrain {
+					_, err = m.ForwardPretrain(ws, bt, mask, false, rand.New(rand.NewPCG(1, 2)))
+				} else {
+					_, err = m.ForwardTask(ws, bt, LossOptions{}, false, rand.New(rand.NewPCG(1, 2)))
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				return append([]float32(nil), ws.Output()...)
+			}
+			want, got := run(false), run(true)
+			if !ws.enc.tailInChunks(m.enc.packed[0]) {
+				t.Fatal("the evaluation pass did not run the row-wise part in chunks")
+			}
+			exact := tensor.BackendName() != "openblas" && tensor.BackendName() != "gonum"
+			for i := range want {
+				d := math.Abs(float64(got[i] - want[i]))
+				if exact && math.Float32bits(got[i]) != math.Float32bits(want[i]) || d > 1e-5*(1+math.Abs(float64(want[i]))) || math.IsNaN(float64(got[i])) {
+					t.Fatalf("output[%d]: %v in chunks, %v layer by layer (%s)", i, got[i], want[i], tensor.BackendName())
+				}
+			}
+		})
+	}
+}
+
 // TestQKVRoPEGroupsTraining: a training pass packs each block's q|k|v
 // weight once (packQKV) and runs the q|k|v product, RoPE and the head
 // split in groups of samples. Loss and every gradient must equal the

@@ -111,7 +111,7 @@ func GemmPackedBF16Rows(a *BF16Rows, alpha float32, w *PackedWeight[float32], be
 	case m == 0:
 	case alpha == 0:
 		scaleC(m, n, beta, c, ldc)
-	case w.packedBF != nil && gemmPackedBF16(w.bfKernel, a.operand(), m, n, k, alpha, w.packedBF, beta, c, ldc):
+	case w.packedBF != nil && gemmPackedBF16(packedWorkers(m, n, k), w.bfKernel, a.operand(), m, n, k, alpha, w.packedBF, beta, c, ldc):
 		// done on W's packing
 	case !gemmRowsBF16(a, true, n, alpha, w.w, k, beta, c, ldc):
 		Gemm(false, true, m, n, k, alpha, a.Float32(), k, w.w, k, beta, c, ldc)

@@ -271,15 +271,15 @@ func packWeight32(dst, w []float32, n, k int) []float32 {
 	return d
 }
 
-// gemmPacked32 is GemmPacked on the packed layout: Sgemm's M split
-// without the pack. False when products do not run on the assembly driver
-// now (the back end or precision changed after packing).
-func gemmPacked32(m, n, k int, alpha float32, a []float32, lda int, bp []float32, beta float32, c []float32, ldc int) bool {
+// gemmPacked32 is GemmPacked on the packed layout: Sgemm's M split over
+// w workers without the pack. False when products do not run on the
+// assembly driver now (the back end or precision changed after packing).
+func gemmPacked32(w, m, n, k int, alpha float32, a []float32, lda int, bp []float32, beta float32, c []float32, ldc int) bool {
 	t, ok := asmTile()
 	if !ok {
 		return false
 	}
-	asmComputeM(t, packedWorkers(m, n, k), false, m, n, k, alpha, a, lda, bp, beta, c, ldc)
+	asmComputeM(t, w, false, m, n, k, alpha, a, lda, bp, beta, c, ldc)
 	return true
 }
 

@@ -72,15 +72,30 @@ func (p *PackedWeight[T]) Shape() (out, in int) { return p.out, p.in }
 // m×out (row stride ldc): Gemm(false, true, m, out, in, alpha, A, lda, W,
 // in, beta, C, ldc) with W packed once.
 func GemmPacked[T Float](m int, alpha T, a []T, lda int, w *PackedWeight[T], beta T, c []T, ldc int) {
+	gemmPacked("GemmPacked", false, m, alpha, a, lda, w, beta, c, ldc)
+}
+
+// GemmPackedSerial is GemmPacked on the calling goroutine alone, as
+// GemmSerial is Gemm: for callers that already share rows out over the
+// cores and run a layer's products one chunk of rows at a time.
+func GemmPackedSerial[T Float](m int, alpha T, a []T, lda int, w *PackedWeight[T], beta T, c []T, ldc int) {
+	gemmPacked("GemmPackedSerial", true, m, alpha, a, lda, w, beta, c, ldc)
+}
+
+func gemmPacked[T Float](fn string, serial bool, m int, alpha T, a []T, lda int, w *PackedWeight[T], beta T, c []T, ldc int) {
 	n, k := w.out, w.in
-	checkGemm("GemmPacked", false, true, m, n, k, len(a), lda, len(w.w), k, len(c), ldc)
+	checkGemm(fn, false, true, m, n, k, len(a), lda, len(w.w), k, len(c), ldc)
 	if m > 0 && alpha != 0 && is32[T]() {
+		wk := 1
+		if !serial {
+			wk = packedWorkers(m, n, k)
+		}
 		switch {
-		case w.packed != nil && gemmPacked32(m, n, k, float32(alpha), as32(a), lda, w.packed, float32(beta), as32(c), ldc):
+		case w.packed != nil && gemmPacked32(wk, m, n, k, float32(alpha), as32(a), lda, w.packed, float32(beta), as32(c), ldc):
 			return
-		case w.packedBF != nil && gemmPackedBF16(w.bfKernel, bfA{f: as32(a), ld: lda}, m, n, k, float32(alpha), w.packedBF, float32(beta), as32(c), ldc):
+		case w.packedBF != nil && gemmPackedBF16(wk, w.bfKernel, bfA{f: as32(a), ld: lda}, m, n, k, float32(alpha), w.packedBF, float32(beta), as32(c), ldc):
 			return
 		}
 	}
-	Gemm(false, true, m, n, k, alpha, a, lda, w.w, k, beta, c, ldc)
+	gemm(fn, serial, false, true, m, n, k, alpha, a, lda, w.w, k, beta, c, ldc)
 }

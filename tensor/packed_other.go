@@ -9,12 +9,14 @@ func packWeight32(dst, w []float32, n, k int) []float32 { return nil }
 
 func asmActive() bool { return false }
 
-func gemmPacked32(m, n, k int, alpha float32, a []float32, lda int, bp []float32, beta float32, c []float32, ldc int) bool {
+func gemmPacked32(w, m, n, k int, alpha float32, a []float32, lda int, bp []float32, beta float32, c []float32, ldc int) bool {
 	return false
 }
 
 func packWeightBF16(dst []uint32, w []float32, n, k int) ([]uint32, int32) { return nil, 0 }
 
-func gemmPackedBF16(kern int32, a bfA, m, n, k int, alpha float32, bp []uint32, beta float32, c []float32, ldc int) bool {
+func gemmPackedBF16(w int, kern int32, a bfA, m, n, k int, alpha float32, bp []uint32, beta float32, c []float32, ldc int) bool {
 	return false
 }
+
+func packedWorkers(m, n, k int) int { return 1 }

@@ -8,7 +8,7 @@ import (
 )
 
 // TestGemmPacked checks GemmPacked against Gemm(false, true, …) on W as
-// stored, bit for bit: the packed layout is the one Gemm packs itself on
+// stored, and GemmPackedSerial against GemmSerial, bit for bit: the packed layout is the one Gemm packs itself on
 // every call, the k blocks are summed in the same order, and only the
 // pack is skipped. It runs on every back end and both precisions, packing
 // under one setting and multiplying under each (a served model's weights
@@ -65,6 +65,15 @@ func TestGemmPacked(t *testing.T) {
 									t.Fatalf("float32 C[%d] = %v, Gemm gives %v", i, got[i], want[i])
 								}
 							}
+							copy(want, c0)
+							copy(got, c0)
+							GemmSerial(false, true, tc.m, tc.out, tc.in, tc.alpha, a32, lda, w32, tc.in, tc.beta, want, ldc)
+							GemmPackedSerial(tc.m, tc.alpha, a32, lda, p32, tc.beta, got, ldc)
+							for i := range want {
+								if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+									t.Fatalf("float32 C[%d] = %v from GemmPackedSerial, GemmSerial gives %v", i, got[i], want[i])
+								}
+							}
 							want64 := append([]float64(nil), c064...)
 							got64 := append([]float64(nil), c064...)
 							Gemm(false, true, tc.m, tc.out, tc.in, float64(tc.alpha), a64, lda, w64, tc.in, float64(tc.beta), want64, ldc)
@@ -72,6 +81,15 @@ func TestGemmPacked(t *testing.T) {
 							for i := range want64 {
 								if got64[i] != want64[i] {
 									t.Fatalf("float64 C[%d] = %v, Gemm gives %v", i, got64[i], want64[i])
+								}
+							}
+							copy(want64, c064)
+							copy(got64, c064)
+							GemmSerial(false, true, tc.m, tc.out, tc.in, float64(tc.alpha), a64, lda, w64, tc.in, float64(tc.beta), want64, ldc)
+							GemmPackedSerial(tc.m, float64(tc.alpha), a64, lda, p64, float64(tc.beta), got64, ldc)
+							for i := range want64 {
+								if got64[i] != want64[i] {
+									t.Fatalf("float64 C[%d] = %v from GemmPackedSerial, GemmSerial gives %v", i, got64[i], want64[i])
 								}
 							}
 						})
