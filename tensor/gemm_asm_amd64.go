@@ -305,6 +305,10 @@ func asmPackBParallel(transB bool, b []float32, ldb, n, k int, dst []float32) {
 // reads them: column blocks of asmNC, then k blocks of asmKC, then 32-wide
 // slivers of kb×32 floats.
 func asmPackB(transB bool, b []float32, ldb, n, k int, dst []float32) {
+	if !transB && k <= asmKC && hasAVX512 && packBByRows {
+		packBRows32(b, ldb, n, k, dst)
+		return
+	}
 	for u := range asmSlivers(n, k) {
 		asmPackSliver(transB, b, ldb, n, k, u, dst)
 	}

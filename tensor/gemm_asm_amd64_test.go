@@ -53,6 +53,42 @@ func TestPackBT32(t *testing.T) {
 	}
 }
 
+// TestPackBRows32 checks asmPackB's row-by-row pack of one k block of a
+// non-transposed op(B) against the sliver-by-sliver one, element for
+// element: widths on and off whole slivers (a last sliver of 1, 16, 17 or
+// 31 columns), over asmNC (two column blocks), one step to a whole k
+// block, and rows wider than n.
+func TestPackBRows32(t *testing.T) {
+	if !hasAVX512 {
+		t.Skip("packBRows32 needs AVX-512; this CPU lacks it")
+	}
+	for _, tc := range []struct{ n, k, ldb int }{
+		{180, 192, 180}, {720, 192, 720}, {60, 201, 540}, {1, 5, 3},
+		{16, 7, 16}, {17, 9, 40}, {31, 1, 31}, {33, 384, 33}, {800, 12, 801},
+	} {
+		t.Run(fmt.Sprintf("n%d_k%d_ld%d", tc.n, tc.k, tc.ldb), func(t *testing.T) {
+			b := make([]float32, (tc.k-1)*tc.ldb+tc.n)
+			for i := range b {
+				b[i] = float32(i) + 0.5
+			}
+			size := asmPackedLen(tc.n, tc.k)
+			want, got := make([]float32, size), make([]float32, size)
+			for i := range got {
+				want[i], got[i] = -1, -2 // every element must be written
+			}
+			defer func(v bool) { packBByRows = v }(packBByRows)
+			packBByRows = false
+			asmPackB(false, b, tc.ldb, tc.n, tc.k, want)
+			packBRows32(b, tc.ldb, tc.n, tc.k, got)
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("packed[%d] = %v row by row, %v sliver by sliver", i, got[i], want[i])
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkPackBT32 packs one 32-wide sliver of op(B) = bᵀ at the
 // model's transposed shapes (attention's kᵀ and vᵀ, k = 60; a k block of
 // 256 from rows of 720), beside a scalar loop storing one float per load

@@ -315,6 +315,43 @@ func packB(transB bool, b []float32, ldb, pc, j0, kb, w, nr int, d []float32) {
 	}
 }
 
+// packBRows32 packs one k block of op(B) = b (k ≤ asmKC rows of n
+// floats, ldb apart) as asmPackB lays it out, row by row: row p's 32-float
+// pieces go to step p of each sliver (sliver s starts at s·32·k), the
+// last one zero-padded. Sliver by sliver (packB), each sliver walked the
+// block's k rows with a stride of ldb, and every row came from memory
+// once per sliver's cache lines; row by row, the block is read as the one
+// contiguous run it is when ldb = n.
+func packBRows32(b []float32, ldb, n, k int, dst []float32) {
+	full, sk := n&^31, 32*k
+	var zero archsimd.Float32x16 // not Broadcast(0): that builds 0 with a legacy-SSE XORPS
+	for p := range k {
+		row, d := b[p*ldb:p*ldb+n], dst[p*32:]
+		j := 0
+		for ; j < full; j += 32 {
+			o := d[j/32*sk:]
+			archsimd.LoadFloat32x16Slice(row[j:]).StoreSlice(o)
+			archsimd.LoadFloat32x16Slice(row[j+16:]).StoreSlice(o[16:])
+		}
+		if j < n {
+			o := d[j/32*sk:][:32]
+			lo, hi := row[j:], row[min(j+16, n):]
+			simdpart.Load16(lo[:min(16, len(lo))]).StoreSlice(o)
+			if len(hi) > 0 {
+				simdpart.Load16(hi).StoreSlice(o[16:])
+			} else {
+				zero.StoreSlice(o[16:])
+			}
+		}
+	}
+	archsimd.ClearAVXUpperBits()
+}
+
+// packBByRows lets asmPackB pack a k block of a non-transposed op(B) row
+// by row (packBRows32; false: sliver by sliver), a variable so benchmarks
+// can compare both.
+var packBByRows = true
+
 // packBT32 is packB of op(B) = bᵀ into a 32-wide sliver, 8 columns of
 // op(B) (rows of b) × 8 steps at a time: 8 loads, a transpose in ymm
 // registers, 8 stores. Columns past w are zero lanes, the sliver's

@@ -295,3 +295,27 @@ func BenchmarkTileStores(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSgemmPackBRows compares packing a k block of a non-transposed
+// op(B) row by row (packBByRows) and sliver by sliver on the model's
+// products that pack one (the weight gradients pack the layer input, a
+// block of megabytes from memory), side by side in one run; -cpu 1 and
+// -cpu 2 both matter, as the gradients split over k.
+func BenchmarkSgemmPackBRows(b *testing.B) {
+	if SetBackend("avx512") != nil {
+		b.Skip("no avx512")
+	}
+	defer SetBackend(registry[0].b.Name())
+	for _, sh := range benchShapes {
+		if sh.transB {
+			continue
+		}
+		for _, rows := range []bool{false, true, false, true} {
+			b.Run(fmt.Sprintf("%s/rows=%v", sh.name, rows), func(b *testing.B) {
+				defer func(v bool) { packBByRows = v }(packBByRows)
+				packBByRows = rows
+				benchShapeRun(b, sh)
+			})
+		}
+	}
+}
