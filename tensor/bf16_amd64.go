@@ -423,6 +423,10 @@ func bfParallelM(d bfDriver, w int, a bfA, transB bool, m, n, k int, alpha float
 // computeM is compute split over w workers in row chunks of whole
 // multiples of d.rows (rowChunks), all reading the same packed op(B).
 func (d bfDriver) computeM(w int, a bfA, m, n, k int, alpha float32, bp []uint32, beta float32, c []float32, ldc int) {
+	if w <= 1 {
+		d.compute(a, m, n, k, alpha, bp, beta, c, ldc)
+		return
+	}
 	rowChunks(w, m, d.rows, func(i0, i1 int) {
 		d.compute(a.from(i0), i1-i0, n, k, alpha, bp, beta, c[i0*ldc:], ldc)
 	})
@@ -484,9 +488,8 @@ func roundRowPairs(src []float32, dst []uint32) {
 // place (their rows are the packed panels' layout already).
 func bfCompute(a bfA, m, n, k int, alpha float32, bpk []uint32, beta float32, c []float32, ldc int) {
 	kc := dpbfLayout.kc
-	abp := bf16Bufs.get(bfMC * kc / 2)
-	abuf := *abp
-	var out [256]float32
+	abp, outp := bf16Bufs.get(bfMC*kc/2), asmBufs.get(256)
+	abuf, out := *abp, (*[256]float32)(*outp)
 	off := 0
 	for jc := 0; jc < n; jc += bfNC {
 		nb := min(bfNC, n-jc)
@@ -516,12 +519,13 @@ func bfCompute(a bfA, m, n, k int, alpha float32, bpk []uint32, beta float32, c 
 					} else {
 						ap = unsafe.Pointer(&a.rows[i*a.ld+pc/2])
 					}
-					tileDPBF16.panel(kp, ap, astep, arow, unsafe.Pointer(&bbuf[0]), c[i*ldc+jc:], ldc, rows, nb, alpha, bet, &out)
+					tileDPBF16.panel(kp, ap, astep, arow, unsafe.Pointer(&bbuf[0]), c[i*ldc+jc:], ldc, rows, nb, alpha, bet, out)
 				}
 			}
 		}
 	}
 	bf16Bufs.put(abp)
+	asmBufs.put(outp)
 }
 
 // bf16Backend is the back end that runs products while precision is bf16:

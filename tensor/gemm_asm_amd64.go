@@ -177,6 +177,11 @@ var narrowTails = true
 // compare both. Seven rows keep the 8-row kernel: 4+1+1+1 would cost more.
 var shortPanels = true
 
+// asmBufs recycles the assembly driver's packed operands and the 8×32
+// tile buffer (out) of the tiles that do not store into C themselves: a
+// local array for it escaped to the heap (the AVX2 tiles are called
+// through function values), 1 KiB allocated and zeroed per product and
+// k block, 13 MB a fine-tuning step.
 var asmBufs = make(bufPool[float32], 32)
 
 // serialAsm is serial on the assembly kernel: for each k block, pack that
@@ -232,6 +237,10 @@ func asmParallelM(t tileKernel, w int, transA, transB bool, m, n, k int, alpha f
 // asmComputeM is asmCompute split over w workers in row chunks of whole
 // panels (rowChunks), all reading the same packed op(B).
 func asmComputeM(t tileKernel, w int, transA bool, m, n, k int, alpha float32, a []float32, lda int, bp []float32, beta float32, c []float32, ldc int) {
+	if w <= 1 { // no closure to allocate: GemmPackedSerial runs per chunk of rows
+		asmCompute(t, transA, m, n, k, alpha, a, lda, bp, beta, c, ldc)
+		return
+	}
 	rowChunks(w, m, t.panelRows(), func(i0, i1 int) {
 		aOff := i0 * lda
 		if transA {
@@ -351,9 +360,8 @@ func sliverAt(u, n, k, kc, nc, nr int) sliver {
 // asmCompute is C = alpha·op(A)·B + beta·C with B packed by asmPackB, on
 // fp32 tiles t (tileFMA or tileFMA256).
 func asmCompute(t tileKernel, transA bool, m, n, k int, alpha float32, a []float32, lda int, bpk []float32, beta float32, c []float32, ldc int) {
-	abp := asmBufs.get(asmMC * asmKC)
-	abuf := *abp
-	var out [256]float32
+	abp, outp := asmBufs.get(asmMC*asmKC), asmBufs.get(256)
+	abuf, out := *abp, (*[256]float32)(*outp)
 	off := 0
 	mr := t.panelRows()
 	mc := asmMC - asmMC%mr
@@ -405,12 +413,13 @@ func asmCompute(t tileKernel, transA bool, m, n, k int, alpha float32, a []float
 						}
 						ap, astep, arow = unsafe.Pointer(&e[0]), 4, uintptr(kb)*4
 					}
-					t.panel(kb, ap, astep, arow, unsafe.Pointer(&bbuf[0]), c[i*ldc+jc:], ldc, rows, nb, alpha, bet, &out)
+					t.panel(kb, ap, astep, arow, unsafe.Pointer(&bbuf[0]), c[i*ldc+jc:], ldc, rows, nb, alpha, bet, out)
 				}
 			}
 		}
 	}
 	asmBufs.put(abp)
+	asmBufs.put(outp)
 }
 
 // prefetchPanels has asmCompute prefetch the next panel's rows of op(A)
