@@ -303,3 +303,35 @@ func TestAsmOpATPacked(t *testing.T) {
 		})
 	}
 }
+
+// TestSerialProductsDoNotAllocate: a single-core product on the assembly
+// driver, and GemmPackedSerial, allocate nothing once their pooled buffers
+// exist. The tile buffer of the partial tiles (n = 20 here) once escaped
+// to the heap: 1 KiB per product and k block, 13 MB a fine-tuning step.
+func TestSerialProductsDoNotAllocate(t *testing.T) {
+	if race.Enabled {
+		t.Skip("the race detector allocates on its own")
+	}
+	defer SetBackend(registry[0].b.Name())
+	for _, be := range []string{"avx512", "avx2"} {
+		if SetBackend(be) != nil {
+			continue
+		}
+		const m, n, k = 37, 20, 500 // two k blocks, a partial sliver and a short panel
+		a, b, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
+		w := PackWeight(b, n, k)
+		for _, tc := range []struct {
+			name string
+			run  func()
+		}{
+			{"GemmSerial NN", func() { GemmSerial(false, false, m, n, k, 1, a, k, b, n, 0, c, n) }},
+			{"GemmSerial TN", func() { GemmSerial(true, false, m, n, k, 0.5, a, m, b, n, 1, c, n) }},
+			{"GemmPackedSerial", func() { GemmPackedSerial(m, 1, a, k, w, 0, c, n) }},
+		} {
+			tc.run() // fill the pools
+			if got := testing.AllocsPerRun(20, tc.run); got != 0 {
+				t.Errorf("%s/%s: %v allocations a call", be, tc.name, got)
+			}
+		}
+	}
+}
