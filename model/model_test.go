@@ -1025,7 +1025,7 @@ func TestQKVRoPEGroups(t *testing.T) {
 
 // TestRowwiseTailChunks: an evaluation pass on packed float32 weights runs
 // each block's row-wise part (output projection, residual, RMSNorm, MLP)
-// chunk by chunk on one core each (rowwiseTail). Its outputs must equal
+// chunk by chunk on one core each (rowTail). Its outputs must equal
 // those of the layer-by-layer pass: bit for bit on romae's own kernels,
 // within float32 rounding on a library's, which choose their blocking by
 // shape. 250 rows leave a short last chunk of 26 rows, not a whole number
@@ -1060,7 +1060,7 @@ func TestRowwiseTailChunks(t *testing.T) {
 				return append([]float32(nil), ws.Output()...)
 			}
 			want, got := run(false), run(true)
-			if !ws.enc.tailInChunks(m.enc.packed[0]) {
+			if ws.enc.tailPacked(m.enc.packed[0], &m.enc.blocks[0], 64, 96) == nil {
 				t.Fatal("the evaluation pass did not run the row-wise part in chunks")
 			}
 			exact := tensor.BackendName() != "openblas" && tensor.BackendName() != "gonum"
@@ -1072,6 +1072,32 @@ func TestRowwiseTailChunks(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRowwiseTailChunksTraining: a training pass runs the blocks'
+// row-wise part chunk by chunk too, keeping h, RMSNorm(h), rstd, pre and
+// act for the backward pass, with dropout and drop path. Loss and every
+// gradient must equal the layer-by-layer pass bit for bit over two steps
+// (the second repacks the weights the first changed), and the evaluation
+// pass after them.
+func TestRowwiseTailChunksTraining(t *testing.T) {
+	defer func(v bool) { chunkTail = v }(chunkTail)
+	defer tensor.SetThreads(0)
+	tensor.SetThreads(2)
+	eachPrecisionTask(t, func(t *testing.T, task string) {
+		chunkTail = false
+		wantLoss, want, _ := trainSteps(t, task, 5)
+		chunkTail = true
+		gotLoss, got, ws := trainSteps(t, task, 5)
+		if tensor.BackendName() == "avx512" && tensor.Precision() == tensor.PrecisionFP32 && ws.enc.tailPack.w1 == nil {
+			t.Fatal("training ran no block's row-wise part in chunks")
+		}
+		if be := tensor.BackendName(); be == "openblas" || be == "gonum" {
+			closeLossGrads(t, be, gotLoss, wantLoss, got, want)
+			return
+		}
+		sameBits(t, "in chunks", gotLoss, wantLoss, got, want)
+	})
 }
 
 // TestQKVRoPEGroupsTraining: a training pass packs each block's q|k|v

@@ -173,6 +173,7 @@ type stackActs[T tensor.Float] struct {
 	rot                                        *rope.Table[T]          // nil: no rotation (absolute positions)
 	rotGroup                                   rope.Table[T]           // rot's rows of qkvRoPE's current group
 	qkvPacked                                  *tensor.PackedWeight[T] // training: this pass's q|k|v weight (packQKV)
+	tailPack                                   packedBlock[T]          // training: the current block's wo, w1, w2 (tailPacked)
 	// dAngles [B·L, D·R], when set, accumulates dLoss/d(rotation angle)
 	// over all blocks: learned-angle modes (SIREN-RoPE) back-propagate it
 	// into the network that produced the angles.
@@ -328,8 +329,14 @@ func (s *stack[T]) forward(a *stackActs[T], keyPad []bool, rng *rand.Rand) {
 			gatherRows(a.outRows, a.selMerged, l.merged, B, L, d)
 			xr, merged, outr = a.selX, a.selMerged, a.selOut
 		}
-		if a.tailInChunks(pk) {
-			rowwiseTail(packed32Block(pk), f32(outr), f32(xr), f32(merged), f32(blk.ffnNorm.W), rows, d, f, s.eps)
+		if tk := a.tailPacked(pk, blk, d, f); tk != nil {
+			tail := rowTail{pk: packed32Block(*tk), out: f32(outr), x: f32(xr), merged: f32(merged), g: f32(blk.ffnNorm.W),
+				rows: rows, perSample: rows / B, d: d, f: f, eps: s.eps}
+			if a.train {
+				tail.h, tail.norm, tail.rstd, tail.pre, tail.act = f32(l.h), f32(l.norm2), f32(l.rstd2), f32(l.pre), f32(l.act)
+				tail.dp1, tail.dp2, tail.hidMask = f32(l.dp1), f32(l.dp2), f32(l.hidMask)
+			}
+			tail.run()
 		} else {
 			linearForward(pk.wo, a.lin, merged, blk.wo.w.W, rows, d, d)
 			nn.ResidualAdd(l.h, xr, a.lin, nilIfEmpty(l.dp1), B, rows/B, d)
@@ -346,64 +353,138 @@ func (s *stack[T]) forward(a *stackActs[T], keyPad []bool, rng *rand.Rand) {
 	}
 }
 
-// tailInChunks reports whether this pass runs block pk's row-wise part
-// chunk by chunk (rowwiseTail): an evaluation pass of a float32 model on
-// packed weights, with products that take float32 operands (bf16
-// products take theirs rounded by the producing layers instead).
-func (a *stackActs[T]) tailInChunks(pk packedBlock[T]) bool {
+// tailPacked is the packed weights with which this pass runs block blk's
+// row-wise part chunk by chunk (rowTail), or nil to run it layer by layer:
+// float32 products on float32 operands (bf16 products take theirs rounded
+// by the producing layers instead) on a kernel that reads packed weights.
+// An evaluation pass reads the model's packed weights (pk); a training
+// pass packs the block's three weights for itself, in memory kept from
+// block to block and pass to pass.
+func (a *stackActs[T]) tailPacked(pk packedBlock[T], blk *block[T], d, f int) *packedBlock[T] {
 	var z T
-	_, is32 := any(z).(float32)
-	return chunkTail && is32 && !a.train && pk.w1 != nil && a.bf16Operand() == nil
+	if _, is32 := any(z).(float32); !is32 || !chunkTail || a.bf16Operand() != nil {
+		return nil
+	}
+	if a.train {
+		t := &a.tailPack
+		t.wo = repack(t.wo, blk.wo.w.W, d, d)
+		t.w1 = repack(t.w1, blk.w1.w.W, f, d)
+		t.w2 = repack(t.w2, blk.w2.w.W, d, f)
+		pk = *t
+	}
+	if pk.w1 == nil || !pk.w1.InKernelOrder() {
+		return nil
+	}
+	return &pk
 }
 
-// chunkTail lets evaluation passes run the blocks' row-wise part chunk by
-// chunk (false: each layer over every row in turn), a variable so tests
-// and benchmarks can compare both.
+// repack is p holding w [out, in], packed again in p's memory when p has
+// that shape.
+func repack[T tensor.Float](p *tensor.PackedWeight[T], w []T, out, in int) *tensor.PackedWeight[T] {
+	if p != nil {
+		if o, i := p.Shape(); o == out && i == in {
+			p.Repack(w)
+			return p
+		}
+	}
+	return tensor.PackWeight(w, out, in)
+}
+
+// chunkTail lets passes run the blocks' row-wise part chunk by chunk
+// (false: each layer over every row in turn), a variable so tests and
+// benchmarks can compare both.
 var chunkTail = true
 
-// tailRows is how many rows rowwiseTail takes through a block at a time:
+// tailRows is how many rows a rowTail takes through a block at a time:
 // for RoMAE-tiny 32 rows of h, RMSNorm(h), a d-wide product output and
 // the 720-wide MLP activations are 161 KB, well inside a core's L2.
 const tailRows = 32
 
-// rowwiseTail is a block's row-wise part in an evaluation pass,
+// rowTail is a block's row-wise part from the output projection on,
 //
-//	h = x + merged·Woᵀ;  out = h + SiLU(RMSNorm(h)·W1ᵀ)·W2ᵀ
+//	h = x + dp1·(merged·Woᵀ);  out = h + dp2·(Dropout(SiLU(RMSNorm(h)·W1ᵀ))·W2ᵀ)
 //
-// on rows rows of d (f: the MLP's width), run a chunk of rows at a time,
-// each chunk from start to end on one core, in scratch that stays in its
-// caches. Layer by layer over all rows, each of the six steps wrote an
-// output of megabytes (the MLP's 18.5 MB for 6432 rows) that the next
-// step read back from memory. Every row's arithmetic is the same either
-// way. out may be x (the residual stream updated in place): a chunk reads
-// its rows of x before it writes them.
-func rowwiseTail(pk packedBlock[float32], out, x, merged, g []float32, rows, d, f int, eps float64) {
-	chunk := tailChunk(rows)
-	tensor.ParallelFor((rows+chunk-1)/chunk, 1, func(lo, hi int) {
+// on rows rows of d (f: the MLP's width; dp1, dp2: drop-path scales per
+// sample of perSample rows, empty when off; hidMask: the MLP's dropout,
+// empty when off), run a chunk of rows at a time, each chunk from start to
+// end on one core. Layer by layer over all rows, each of the six steps
+// wrote an output of megabytes (the MLP's 18.5 MB for 6432 rows) that the
+// next step read back from memory; here it is read back from the core's
+// caches. A training pass keeps h, RMSNorm(h), rstd, pre and act for its
+// backward pass in the buffers given; an evaluation pass leaves them nil
+// and they live in per-chunk scratch. Every row's arithmetic is the same
+// either way. out may be x (the residual stream updated in place): a
+// chunk reads its rows of x before it writes them.
+type rowTail struct {
+	pk                      packedBlock[float32]
+	out, x, merged, g       []float32
+	h, norm, rstd, pre, act []float32
+	dp1, dp2, hidMask       []float32
+	rows, perSample, d, f   int
+	eps                     float64
+}
+
+func (t *rowTail) run() {
+	d, f, chunk := t.d, t.f, tailChunk(t.rows)
+	keep := t.h != nil
+	tensor.ParallelFor((t.rows+chunk-1)/chunk, 1, func(lo, hi int) {
 		buf := tailScratch.Get().(*[]float32)
 		defer tailScratch.Put(buf)
-		*buf = bufs.Resize(*buf, chunk*(3*d+f))
-		lin, h, norm, pre := (*buf)[:chunk*d], (*buf)[chunk*d:2*chunk*d], (*buf)[2*chunk*d:3*chunk*d], (*buf)[3*chunk*d:]
+		if keep {
+			*buf = bufs.Resize(*buf, chunk*d)
+		} else {
+			*buf = bufs.Resize(*buf, chunk*(3*d+f))
+		}
+		lin := (*buf)[:chunk*d]
 		for c := lo; c < hi; c++ {
 			r0 := c * chunk
-			n := min(chunk, rows-r0)
+			n := min(chunk, t.rows-r0)
 			nd, nf := n*d, n*f
-			tensor.GemmPackedSerial(n, 1, merged[r0*d:], d, pk.wo, 0, lin, d)
-			tensor.AddScaled32(h[:nd], x[r0*d:r0*d+nd], lin[:nd], 1)
+			var h, norm, pre, act, rstd []float32
+			if keep {
+				h, norm, pre, act, rstd = t.h[r0*d:], t.norm[r0*d:], t.pre[r0*f:], t.act[r0*f:], t.rstd[r0:]
+			} else {
+				sc := (*buf)[chunk*d:]
+				h, norm, pre = sc[:chunk*d], sc[chunk*d:2*chunk*d], sc[2*chunk*d:]
+				act = pre
+			}
+			tensor.GemmPackedSerial(n, 1, t.merged[r0*d:], d, t.pk.wo, 0, lin, d)
+			t.residual(h[:nd], t.x[r0*d:r0*d+nd], lin[:nd], t.dp1, r0, n)
 			for r := range n {
 				hr := h[r*d : (r+1)*d]
-				s := float32(1 / math.Sqrt(float64(tensor.SumSq32(hr))/float64(d)+eps))
-				tensor.ScaleMul32(norm[r*d:(r+1)*d], hr, g, s)
+				s := float32(1 / math.Sqrt(float64(tensor.SumSq32(hr))/float64(d)+t.eps))
+				if rstd != nil {
+					rstd[r] = s
+				}
+				tensor.ScaleMul32(norm[r*d:(r+1)*d], hr, t.g, s)
 			}
-			tensor.GemmPackedSerial(n, 1, norm, d, pk.w1, 0, pre, f)
-			tensor.SiLU32(pre[:nf], pre[:nf])
-			tensor.GemmPackedSerial(n, 1, pre, f, pk.w2, 0, lin, d)
-			tensor.AddScaled32(out[r0*d:r0*d+nd], h[:nd], lin[:nd], 1)
+			tensor.GemmPackedSerial(n, 1, norm, d, t.pk.w1, 0, pre, f)
+			tensor.SiLU32(act[:nf], pre[:nf])
+			if len(t.hidMask) > 0 {
+				for i, m := range t.hidMask[r0*f : r0*f+nf] {
+					act[i] *= m
+				}
+			}
+			tensor.GemmPackedSerial(n, 1, act, f, t.pk.w2, 0, lin, d)
+			t.residual(t.out[r0*d:r0*d+nd], h[:nd], lin[:nd], t.dp2, r0, n)
 		}
 	})
 }
 
-// tailChunk is rowwiseTail's chunk for rows rows: tailRows, or for few
+// residual is out = x + scale·branch on rows r0 … r0+n−1 of the tail
+// (scale empty: 1), as nn.ResidualAdd computes it.
+func (t *rowTail) residual(out, x, branch, scale []float32, r0, n int) {
+	if len(scale) == 0 {
+		tensor.AddScaled32(out, x, branch, 1)
+		return
+	}
+	d := t.d
+	for r := range n {
+		tensor.AddScaled32(out[r*d:(r+1)*d], x[r*d:(r+1)*d], branch[r*d:(r+1)*d], scale[(r0+r)/t.perSample])
+	}
+}
+
+// tailChunk is rowTail's chunk for rows rows: tailRows, or for few
 // rows (a pooled model's last block runs on one row a sample) whole
 // 8-row panels small enough that every core gets two.
 func tailChunk(rows int) int {
