@@ -1,7 +1,6 @@
 package model
 
 import (
-	"math"
 	"math/rand/v2"
 	"sync"
 	"unsafe"
@@ -451,12 +450,10 @@ func (t *rowTail) run() {
 			tensor.GemmPackedSerial(n, 1, t.merged[r0*d:], d, t.pk.wo, 0, lin, d)
 			t.residual(h[:nd], t.x[r0*d:r0*d+nd], lin[:nd], t.dp1, r0, n)
 			for r := range n {
-				hr := h[r*d : (r+1)*d]
-				s := float32(1 / math.Sqrt(float64(tensor.SumSq32(hr))/float64(d)+t.eps))
+				s := nn.RMSNormRow32(norm[r*d:(r+1)*d], h[r*d:(r+1)*d], t.g, t.eps)
 				if rstd != nil {
 					rstd[r] = s
 				}
-				tensor.ScaleMul32(norm[r*d:(r+1)*d], hr, t.g, s)
 			}
 			tensor.GemmPackedSerial(n, 1, norm, d, t.pk.w1, 0, pre, f)
 			tensor.SiLU32(act[:nf], pre[:nf])
@@ -528,14 +525,7 @@ func (a *stackActs[T]) qkvRoPE(pw *tensor.PackedWeight[T], l *layerActs[T], x []
 // packed once here rather than by the product, qkvRoPE can run in groups
 // without packing the weight again for each group.
 func (a *stackActs[T]) packQKV(blk *block[T], d int) *tensor.PackedWeight[T] {
-	w := qkvWeights(blk, false)
-	if p := a.qkvPacked; p != nil {
-		if out, in := p.Shape(); out == 3*d && in == d {
-			p.Repack(w)
-			return p
-		}
-	}
-	a.qkvPacked = tensor.PackWeight(w, 3*d, d)
+	a.qkvPacked = repack(a.qkvPacked, qkvWeights(blk, false), 3*d, d)
 	return a.qkvPacked
 }
 

@@ -88,16 +88,22 @@ func rmsNormForward32(out, rstd, in, g []float32, n, d int, eps float64, outBF *
 			r1 := min(r0+16, hi)
 			yc := sink.rows(r0, r1)
 			for r := r0; r < r1; r++ {
-				x := in[r*d : (r+1)*d]
-				s := float32(1 / math.Sqrt(float64(tensor.SumSq32(x))/float64(d)+eps))
-				rstd[r] = s
-				tensor.ScaleMul32(yc[(r-r0)*d:(r-r0+1)*d], x, g, s)
+				rstd[r] = RMSNormRow32(yc[(r-r0)*d:(r-r0+1)*d], in[r*d:(r+1)*d], g, eps)
 			}
 			if outBF != nil {
 				outBF.Store(r0, r1-r0, yc, d)
 			}
 		}
 	})
+}
+
+// RMSNormRow32 is one row of the float32 RMSNormForward: out = x·rstd·g,
+// returning rstd. For callers that run a layer a few rows at a time on one
+// core; every row is computed as RMSNormForward computes it.
+func RMSNormRow32(out, x, g []float32, eps float64) float32 {
+	s := float32(1 / math.Sqrt(float64(tensor.SumSq32(x))/float64(len(x))+eps))
+	tensor.ScaleMul32(out, x, g, s)
+	return s
 }
 
 // RMSNormForwardBF16 is RMSNormForward in float32 that also stores out,
