@@ -446,9 +446,9 @@ func packWeightBF16(dst []uint32, w []float32, n, k int) ([]uint32, int32) {
 	return bp, kern
 }
 
-// gemmPackedBF16 is the M split over w workers on op(B) packed beforehand (PackWeight)
-// for bf16 kernel kern, op(A) float32 or bf16 rows. False when products
-// do not run on kern now.
+// gemmPackedBF16 is the M split over w workers on op(B) packed beforehand
+// (PackWeight) for bf16 kernel kern, op(A) float32 or bf16 rows. False
+// when products do not run on kern now.
 func gemmPackedBF16(w int, kern int32, a bfA, m, n, k int, alpha float32, bp []uint32, beta float32, c []float32, ldc int) bool {
 	d, ok := bfDriverFor(kern)
 	if !ok || bf16KernelNow() != kern {
