@@ -983,7 +983,8 @@ func TestProducerRoundingBF16(t *testing.T) {
 // whole batch at once to the bit, in fp32 and bf16, with a last group
 // shorter than the others.
 func TestQKVRoPEGroups(t *testing.T) {
-	defer func(g int) { qkvGroupRows = g }(qkvGroupRows)
+	defer func(g int, c bool) { qkvGroupRows, chunkHead = g, c }(qkvGroupRows, chunkHead)
+	chunkHead = false // groups, not chunks (TestQKVRoPEChunks)
 	eachPrecisionTask(t, func(t *testing.T, task string) {
 		pass := newEvalPass(t, task)
 		m, bt := pass.m, pass.bt
@@ -1116,7 +1117,8 @@ func TestRowwiseTailChunksTraining(t *testing.T) {
 // weights the first step changed, in the memory the first packed them
 // in), with dropout on.
 func TestQKVRoPEGroupsTraining(t *testing.T) {
-	defer func(g int) { qkvGroupRows = g }(qkvGroupRows)
+	defer func(g int, c bool) { qkvGroupRows, chunkHead = g, c }(qkvGroupRows, chunkHead)
+	chunkHead = false
 	eachPrecisionTask(t, func(t *testing.T, task string) {
 		qkvGroupRows = 0
 		wantLoss, want, _ := trainSteps(t, task, 5)
@@ -1126,6 +1128,55 @@ func TestQKVRoPEGroupsTraining(t *testing.T) {
 			t.Fatal("training packed no q|k|v weight in its kernel's order")
 		}
 		sameBits(t, "in groups", gotLoss, wantLoss, got, want)
+	})
+}
+
+// TestQKVRoPEChunks: where the q|k|v weight is packed in its kernel's
+// order and fits a core's L2, a pass runs RMSNorm, the q|k|v product, RoPE
+// and the head split a chunk of rows at a time on one core each
+// (qkvRoPEChunks). Against the same pass in groups of samples: the
+// evaluation outputs, and a training pass's losses and every gradient over
+// two steps (with dropout and drop path), bit for bit. 5 samples of 50
+// rows make chunks of 32 that straddle samples and a short last one.
+func TestQKVRoPEChunks(t *testing.T) {
+	defer func(c bool) { chunkHead = c }(chunkHead)
+	defer tensor.SetThreads(0)
+	tensor.SetThreads(2)
+	eachPrecisionTask(t, func(t *testing.T, task string) {
+		exact := tensor.BackendName() != "openblas" && tensor.BackendName() != "gonum"
+		t.Run("evaluation", func(t *testing.T) {
+			pass := newEvalPass(t, task)
+			chunkHead = false
+			want := pass.run(t)
+			chunkHead = true
+			got := pass.run(t)
+			chunked := pass.ws.enc.headChunked(pass.m.enc.packed[0].qkv, 64)
+			wantChunks := tensor.Precision() == tensor.PrecisionFP32 && pass.m.enc.packed[0].qkv.InKernelOrder() && coreL2 >= 4*3*64*64
+			if chunked != wantChunks {
+				t.Fatalf("q|k|v in chunks: %v, want %v", chunked, wantChunks)
+			}
+			for i := range want {
+				d := math.Abs(float64(got[i] - want[i]))
+				if exact && math.Float32bits(got[i]) != math.Float32bits(want[i]) || d > 1e-5*(1+math.Abs(float64(want[i]))) || math.IsNaN(float64(got[i])) {
+					t.Fatalf("output[%d]: %v in chunks, %v in groups (%s)", i, got[i], want[i], tensor.BackendName())
+				}
+			}
+		})
+		t.Run("training", func(t *testing.T) {
+			chunkHead = false
+			wantLoss, want, _ := trainSteps(t, task, 5)
+			chunkHead = true
+			gotLoss, got, ws := trainSteps(t, task, 5)
+			if be := tensor.BackendName(); (be == "avx512" || be == "avx2") && tensor.Precision() == tensor.PrecisionFP32 && coreL2 >= 4*3*64*64 &&
+				!ws.enc.headChunked(ws.enc.qkvPacked, 64) {
+				t.Fatal("training ran no q|k|v product in chunks")
+			}
+			if !exact {
+				closeLossGrads(t, tensor.BackendName(), gotLoss, wantLoss, got, want)
+				return
+			}
+			sameBits(t, "in chunks", gotLoss, wantLoss, got, want)
+		})
 	})
 }
 

@@ -521,6 +521,10 @@ func packed32Block[T tensor.Float](pk packedBlock[T]) packedBlock[float32] {
 // groups of 2 samples). Each row's arithmetic is the same either way.
 func (a *stackActs[T]) qkvRoPE(pw *tensor.PackedWeight[T], l *layerActs[T], x []T, blk *block[T], s *stack[T], nb int) {
 	B, L, d, H, hd := a.B, a.L, s.DModel, s.Heads, s.hd
+	if a.headChunked(pw, d) {
+		a.qkvRoPEChunks(packed32(pw), l, x, blk, s)
+		return
+	}
 	for b0 := 0; b0 < B; b0 += nb {
 		n := min(nb, B-b0)
 		r0, rows := b0*L, n*L
@@ -532,6 +536,71 @@ func (a *stackActs[T]) qkvRoPE(pw *tensor.PackedWeight[T], l *layerActs[T], x []
 			nn.SplitHeadsLD(l.v[b0*H*L*hd:], a.lin3[r0*3*d+2*d:], 3*d, n, L, H, hd)
 		}
 	}
+}
+
+// headChunked reports whether this pass runs qkvRoPE chunk by chunk
+// (qkvRoPEChunks): as rowTail, on float32 products reading float32
+// operands (bf16 products take RMSNorm's output rounded by it instead)
+// with the q|k|v weight packed in its kernel's order, and where that
+// weight fits in one core's L2 (RoMAE-tiny's 389 KB fit a Zen 4's 1 MiB
+// as well as the Xeon's 2 MiB), so each chunk finds it there.
+func (a *stackActs[T]) headChunked(pw *tensor.PackedWeight[T], d int) bool {
+	var z T
+	if _, is32 := any(z).(float32); !is32 || !chunkHead || a.bf16Operand() != nil || pw == nil || !pw.InKernelOrder() {
+		return false
+	}
+	return coreL2 > 0 && 4*3*d*d <= coreL2
+}
+
+// chunkHead lets passes run qkvRoPE chunk by chunk (false: in groups of
+// samples, each step over the group's rows on every core), a variable so
+// tests and benchmarks can compare both.
+var chunkHead = true
+
+// qkvRoPEChunks is qkvRoPE a chunk of tailChunk rows at a time, each chunk
+// from start to end on one core: RMSNorm of its rows, their q|k|v product
+// on the packed weight, RoPE and the head split of q and k, and (training)
+// the split of v. In groups of samples each of those steps ran over the
+// group's rows on every core, so a core rotated rows that the other core's
+// product had written, and RMSNorm wrote norm1 for the whole batch before
+// the product read it back. A training pass keeps norm1 and rstd1 for its
+// backward pass; an evaluation pass keeps the norm in per-chunk scratch.
+// Every row's arithmetic is the same either way.
+func (a *stackActs[T]) qkvRoPEChunks(pw *tensor.PackedWeight[float32], l *layerActs[T], x []T, blk *block[T], s *stack[T]) {
+	L, d, H, hd := a.L, s.DModel, s.Heads, s.hd
+	N := a.B * L
+	x32, g, lin3 := f32(x), f32(blk.attnNorm.W), f32(a.lin3)
+	chunk := tailChunk(N)
+	tensor.ParallelFor((N+chunk-1)/chunk, 1, func(lo, hi int) {
+		var buf *[]float32
+		if !a.train {
+			buf = tailScratch.Get().(*[]float32)
+			defer tailScratch.Put(buf)
+			*buf = bufs.Resize(*buf, chunk*d)
+		}
+		for c := lo; c < hi; c++ {
+			r0 := c * chunk
+			n := min(chunk, N-r0)
+			var norm []float32
+			if a.train {
+				norm = f32(l.norm1)[r0*d:]
+			} else {
+				norm = *buf
+			}
+			for r := range n {
+				rs := nn.RMSNormRow32(norm[r*d:(r+1)*d], x32[(r0+r)*d:(r0+r+1)*d], g, s.eps)
+				if a.train {
+					f32(l.rstd1)[r0+r] = rs
+				}
+			}
+			tensor.GemmPackedSerial(n, 1, norm, d, pw, 0, lin3[r0*3*d:], 3*d)
+			a.rot.RotateSplitRows(l.q, a.lin3, 3*d, L, H, r0, r0+n)
+			a.rot.RotateSplitRows(l.k, a.lin3[d:], 3*d, L, H, r0, r0+n)
+			if a.train {
+				nn.SplitHeadsRows(l.v, a.lin3[2*d:], 3*d, L, H, hd, r0, r0+n)
+			}
+		}
+	})
 }
 
 // packQKV packs block blk's q|k|v weight for this training pass, in

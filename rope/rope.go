@@ -181,6 +181,15 @@ func (t *Table[T]) RotateSplit(dst, src []T, ld, B, L, heads int) {
 	t.rotateCopy(dst, src, headMajor, tokenMajor, B, L, heads, false)
 }
 
+// RotateSplitRows is RotateSplit of tokens lo ≤ r < hi alone (r = b·L +
+// l), on the calling goroutine: for callers that run a layer a chunk of
+// rows at a time on one core, rotating rows their own product has just
+// written. dst, src and the table are the whole batch's.
+func (t *Table[T]) RotateSplitRows(dst, src []T, ld, L, heads, lo, hi int) {
+	headMajor, tokenMajor := t.layouts(ld, L, heads)
+	t.rotateRows(dst, src, headMajor, tokenMajor, L, heads, lo, hi, false)
+}
+
 // MergeRotateInverse is MergeHeads fused with the inverse rotation (the
 // backward of RotateSplit): dst[B·L, H·hd] (rows ld apart) ←
 // rotate⁻¹(src[B,H,L,hd]).
