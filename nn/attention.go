@@ -163,11 +163,24 @@ func attentionPerHead[T tensor.Float](out, q, k, v Heads[T], prob, probDrop []T,
 			// the bf16 kernel stores alpha = 1 tiles straight into C.
 			nq, sr := r1-r0, s[r0*ld:]
 			tensor.GemmSerial(false, true, nq, L, hd, 1, q.at(b, h)[r0*q.LD:], q.LD, k.at(b, h), k.LD, 0, sr, ld)
-			softmax(s, ld, scale, keyPad, bias, keep, b, L, r0, r1)
-			pv, pld := sr, ld
-			if prob != nil {
-				copyRows(prob[bh*LL+r0*L:], L, sr, ld, nq, L)
+			// Row by row, each row's softmax is followed by its copy into
+			// prob while it is in L1, and by a row of the next head's q, k
+			// and v asked for into L2 (nextHead).
+			next := nextHead[T]{}
+			if bh+1 < hi {
+				nb, nh := (bh+1)/H, (bh+1)%H
+				next.add(q.at(nb, nh)[r0*q.LD:], nq, q.LD, hd)
+				next.add(k.at(nb, nh), L, k.LD, hd)
+				next.add(v.at(nb, nh), L, v.LD, hd)
 			}
+			for r := r0; r < r1; r++ {
+				softmax(s, ld, scale, keyPad, bias, keep, b, L, r, r+1)
+				if prob != nil {
+					copy(prob[bh*LL+r*L:][:L], s[r*ld:][:L])
+				}
+				next.row(r - r0)
+			}
+			pv, pld := sr, ld
 			if dropMask != nil {
 				pv, pld = probDrop[bh*LL+r0*L:bh*LL+r1*L], L
 				for r := range nq {
@@ -181,6 +194,39 @@ func attentionPerHead[T tensor.Float](out, q, k, v Heads[T], prob, probDrop []T,
 			copyRows(out.at(b, h)[r0*out.LD:], out.LD, o, outLD, nq, hd)
 		}
 	})
+}
+
+// nextHead is the operands of the (sample, head) pair a core computes
+// next, asked for into L2 a row of each at a time while it computes the
+// current one: the softmax of each of the current head's rows is followed
+// by one row of each (tensor.PrefetchRows). Each pair's operands are tens
+// of kilobytes the last layer wrote to memory (its probabilities 160 KB),
+// and the products read them at the head's start, before the hardware
+// prefetchers had caught each stream. Spread over the rows, not issued in
+// one burst, the requests do not stall the core on full fill buffers.
+// Xeon (AMX class), one core, BenchmarkAttentionForward: 12.6 → 11.5 ms
+// (medians of 8 alternations), 11.9 with the row-by-row order alone.
+type nextHead[T tensor.Float] struct {
+	runs [7]struct {
+		x           []T
+		rows, ld, n int
+	}
+	k int
+}
+
+// add is x's rows runs of n values, ld apart.
+func (p *nextHead[T]) add(x []T, rows, ld, n int) {
+	p.runs[p.k].x, p.runs[p.k].rows, p.runs[p.k].ld, p.runs[p.k].n = x, rows, ld, n
+	p.k++
+}
+
+// row asks for row i of each operand that has one.
+func (p *nextHead[T]) row(i int) {
+	for _, r := range p.runs[:p.k] {
+		if i < r.rows {
+			tensor.PrefetchRows(r.x[i*r.ld:], 1, r.ld, r.n)
+		}
+	}
 }
 
 // copyRows copies rows rows of n values, src rows sld apart, dst rows dld.
@@ -369,7 +415,30 @@ func AttentionBackwardRows[T tensor.Float](dq, dk, dv, dOut, q, k, v Heads[T], p
 			tensor.GemmSerial(false, true, nq, L, hd, 1, do, dOut.LD, v.at(b, h), v.LD, 0, ds, ld)
 			// Softmax backward row by row: dS = P ⊙ (dP − Σ dP⊙P), with the
 			// dropout mask folded into dP and the 1/sqrt(hd) scale into dS.
-			softmaxGradMatrix(ds, ld, p, m, scale, L, nq)
+			//
+			// Row by row, with a row of each of the next head's operands
+			// asked for into L2 after each (nextHead).
+			next := nextHead[T]{}
+			if n := bh + 1; n < hi*perTask {
+				nb, nh := n/H, n%H
+				next.add(prob[n*LL+rows:], nq, L, L)
+				if dropMask != nil {
+					next.add(probDrop[n*LL+rows:], nq, L, L)
+					next.add(dropMask[n*LL+rows:], nq, L, L)
+				}
+				next.add(dOut.at(nb, nh)[r0*dOut.LD:], nq, dOut.LD, hd)
+				next.add(q.at(nb, nh)[r0*q.LD:], nq, q.LD, hd)
+				next.add(k.at(nb, nh), L, k.LD, hd)
+				next.add(v.at(nb, nh), L, v.LD, hd)
+			}
+			for r := range nq {
+				var mr []T
+				if m != nil {
+					mr = m[r*L : (r+1)*L]
+				}
+				softmaxGradMatrix(ds[r*ld:], ld, p[r*L:(r+1)*L], mr, scale, L, 1)
+				next.row(r)
+			}
 			// dv = P'ᵀ dOut, after the softmax backward has streamed P into
 			// the cache (P' is P without dropout): the product reads P'ᵀ in
 			// place, a cache line per step, which from memory made it run at

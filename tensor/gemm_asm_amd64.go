@@ -722,3 +722,17 @@ func storeTile32AVX2(c []float32, ldc, rows, cols int, alpha, beta float32, scal
 	}
 	archsimd.ClearAVXUpperBits()
 }
+
+// PrefetchRows asks for rows runs of n values, ld apart, from x into L2
+// ahead of their use: for callers that know which operands their next
+// task reads (attention's next head) while the current one computes on
+// cached data. A hint only; it reads and changes nothing.
+func PrefetchRows[T Float](x []T, rows, ld, n int) {
+	if rows <= 0 || n <= 0 {
+		return
+	}
+	_ = x[(rows-1)*ld+n-1]
+	var z T
+	sz := unsafe.Sizeof(z)
+	prefetchRows(unsafe.Pointer(&x[0]), rows, uintptr(ld)*sz, uintptr(n)*sz)
+}

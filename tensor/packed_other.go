@@ -20,3 +20,6 @@ func gemmPackedBF16(w int, kern int32, a bfA, m, n, k int, alpha float32, bp []u
 }
 
 func packedWorkers(m, n, k int) int { return 1 }
+
+// PrefetchRows is a hint with no effect on this build.
+func PrefetchRows[T Float](x []T, rows, ld, n int) {}
