@@ -43,14 +43,7 @@ func LinearForwardBF16(out []float32, in *tensor.BF16Rows, w []float32, pw *tens
 //
 // dIn may be nil when the input needs no gradient (the raw data).
 func LinearBackward[T tensor.Float](dIn, dW, dB, dOut, in, w []T, n, i, o int, accumIn bool) {
-	if dIn != nil {
-		var beta T
-		if accumIn {
-			beta = 1
-		}
-		tensor.Gemm(false, false, n, i, o, 1, dOut, o, w, i, beta, dIn, i)
-	}
-	tensor.Gemm(true, false, o, i, n, 1, dOut, o, in, i, 1, dW, i)
+	tensor.LinearGrads(dIn, dW, dOut, in, w, n, i, o, accumIn)
 	if dB != nil {
 		for r := 0; r < n; r++ {
 			row := dOut[r*o : (r+1)*o]

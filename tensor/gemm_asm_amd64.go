@@ -190,19 +190,24 @@ var asmBufs = make(bufPool[float32], 32)
 // that follows; for the weight gradients (k = batch × tokens) op(B) is
 // megabytes and, packed whole, came back from memory.
 func serialAsm(t tileKernel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	kc := asmKC
-	if transA && asmDirectAT && t == tileFMA {
-		kc = asmKCAT
-		if evenKBlocks {
-			kc = evenBlocks(k, kc)
-		}
-	}
+	kc := serialKC(t, transA, k)
 	bp := asmBufs.get(asmPackedLen(n, min(k, kc)))
 	forKBlocks(transA, transB, k, kc, lda, ldb, beta, func(kb, aOff, bOff int, bet float32) {
 		asmPackB(transB, b[bOff:], ldb, n, kb, *bp)
 		asmCompute(t, transA, m, n, kb, alpha, a[aOff:], lda, *bp, bet, c, ldc)
 	})
 	asmBufs.put(bp)
+}
+
+// serialKC is serialAsm's k block for a product of depth k.
+func serialKC(t tileKernel, transA bool, k int) int {
+	if !transA || !asmDirectAT || t != tileFMA {
+		return asmKC
+	}
+	if evenKBlocks {
+		return evenBlocks(k, asmKCAT)
+	}
+	return asmKCAT
 }
 
 // forKBlocks runs block for each k block of kc: its depth kb, where that

@@ -464,17 +464,8 @@ var kScratch = make(chan *[]float32, 4)
 // ranges: piece 0 lands in C (with beta), pieces 1..p−1 in scratch, then
 // C += Σ scratch in piece order.
 func (s *simdBackend) splitK(p int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	var bufp *[]float32
-	select {
-	case bufp = <-kScratch:
-	default:
-		bufp = new([]float32)
-	}
-	need := (p - 1) * m * n
-	if cap(*bufp) < need {
-		*bufp = make([]float32, need)
-	}
-	buf := (*bufp)[:need]
+	bufp := getKScratch((p - 1) * m * n)
+	buf := *bufp
 	ParallelFor(p, 1, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			k0, k1 := i*k/p, (i+1)*k/p
@@ -492,6 +483,36 @@ func (s *simdBackend) splitK(p int, transA, transB bool, m, n, k int, alpha floa
 			}
 		}
 	})
+	addPieces(c, ldc, buf, m, n, p)
+	putKScratch(bufp)
+}
+
+// getKScratch is a partial-sum buffer of need floats for splitK;
+// putKScratch returns it.
+func getKScratch(need int) *[]float32 {
+	var bufp *[]float32
+	select {
+	case bufp = <-kScratch:
+	default:
+		bufp = new([]float32)
+	}
+	if cap(*bufp) < need {
+		*bufp = make([]float32, need)
+	}
+	*bufp = (*bufp)[:need]
+	return bufp
+}
+
+func putKScratch(bufp *[]float32) {
+	select {
+	case kScratch <- bufp:
+	default:
+	}
+}
+
+// addPieces is splitK's last step: C [m, n] += the p−1 partial products
+// in buf (m×n each, pieces 1 … p−1), in piece order.
+func addPieces(c []float32, ldc int, buf []float32, m, n, p int) {
 	ParallelFor(m, 16, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			row := c[r*ldc : r*ldc+n]
@@ -500,10 +521,6 @@ func (s *simdBackend) splitK(p int, transA, transB bool, m, n, k int, alpha floa
 			}
 		}
 	})
-	select {
-	case kScratch <- bufp:
-	default:
-	}
 }
 
 // addTo is dst += src.

@@ -23,3 +23,6 @@ func packedWorkers(m, n, k int) int { return 1 }
 
 // PrefetchRows is a hint with no effect on this build.
 func PrefetchRows[T Float](x []T, rows, ld, n int) {}
+
+// linearGrads32 has no fused form on this build.
+func linearGrads32(dIn, dW, dOut, in, w []float32, n, i, o int, accumIn bool) bool { return false }
