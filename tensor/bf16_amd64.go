@@ -321,6 +321,7 @@ func setKBlocks(l1d, l2 int) {
 	asmKC, dpbfLayout.kc, amxLayout.kc = kBlocksFor(l1d, l2)
 	asmKCAT = kBlockAT(l1d, asmKC)
 	avx2KChunk = sliverChunk(l1d, asmNR*4)
+	asmL1D = l1d
 }
 
 // Set in a variable initialiser: it runs before every init function.

@@ -381,6 +381,15 @@ func asmCompute(t tileKernel, transA bool, m, n, k int, alpha float32, a []float
 			if pc > 0 {
 				bet = 1
 			}
+			if sliversOuter(t, transA, m, kb) {
+				for s, js := 0, 0; js < nb; s, js = s+1, js+asmNR {
+					bs := unsafe.Pointer(&bbuf[s*kb*asmNR])
+					for i := 0; i < m; i += mr {
+						t.panel(kb, unsafe.Pointer(&a[i*lda+pc]), 4, uintptr(lda)*4, bs, c[i*ldc+jc+js:], ldc, mr, min(asmNR, nb-js), alpha, bet, out)
+					}
+				}
+				continue
+			}
 			for ic := 0; ic < m; ic += mc {
 				mb := min(mc, m-ic)
 				packedAT := transA && !asmDirectAT && mr == asmMR
@@ -439,6 +448,31 @@ func asmCompute(t tileKernel, transA bool, m, n, k int, alpha float32, a []float
 // 6400×180×720 85 → 94–98 on the AVX2 tiles, 98 → 102 on AVX-512;
 // attention's P·V 67 → 84 and 74 → 85.
 var prefetchPanels = true
+
+// sliversOuter reports whether asmCompute runs a k block of kb steps with
+// the slivers of op(B) outermost: each sliver is read from L2 once and
+// used by every panel while it is in L1, instead of every panel reading
+// every sliver from L2 again. It pays for the few rows a core takes at a
+// time through a block's layers (rowTail, qkvRoPEChunks: 32 rows, 4
+// panels) where the sliver and all the panels' rows of A fit in L1d
+// together (on the Xeon's 48 KiB: k = 180, not a Zen 4's 32 KiB), on the
+// 8-row AVX-512 tiles, whole panels only, A read in place. Per tile, the
+// same kernel call as in the other order, so the same bits.
+// BenchmarkSgemmSliversOuter, one core, 32 rows, Xeon (median GFLOP/s
+// of 2–6 alternations): 540×180 162 → 175, 180×180 157 → 160–170,
+// 720×180 within noise; k = 720 does not fit and keeps the panels
+// outermost.
+func sliversOuter(t tileKernel, transA bool, m, kb int) bool {
+	return sliverOuter && !transA && t == tileFMA && m > asmMR && m <= 4*asmMR && m%asmMR == 0 &&
+		kb*(asmNR+m)*4 <= asmL1D
+}
+
+// asmL1D is this CPU's L1d size in bytes (setKBlocks; 0: not reported).
+var asmL1D int
+
+// sliverOuter lets asmCompute take the order sliversOuter chooses (false:
+// panels outermost), a variable so tests and benchmarks can compare both.
+var sliverOuter = true
 
 // prefetchPanel prefetches into L2 the rows ≥ i (rows of them) of op(A)
 // over k steps pc … pc+kb−1: kb lines of A when op(A) = Aᵀ (each step's

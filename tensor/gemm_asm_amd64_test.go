@@ -5,6 +5,7 @@ package tensor
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"romae/internal/race"
@@ -333,5 +334,49 @@ func TestSerialProductsDoNotAllocate(t *testing.T) {
 				t.Errorf("%s/%s: %v allocations a call", be, tc.name, got)
 			}
 		}
+	}
+}
+
+// TestSliversOuter: a product of a few panels whose k block fits L1d with
+// one sliver runs its slivers outermost (sliversOuter) and gives, bit for
+// bit, what the panels-outermost order gives: per tile the same kernel
+// call. Both orders, packed and unpacked op(B), alpha 1 and ½, beta 0, 1
+// and ½, last slivers of 20 and 28 columns.
+func TestSliversOuter(t *testing.T) {
+	tile, ok := asmTile()
+	if !ok || tile != tileFMA {
+		t.Skip("sliversOuter runs on the AVX-512 fp32 tiles only")
+	}
+	defer func(v bool) { sliverOuter = v }(sliverOuter)
+	rng := rand.New(rand.NewPCG(5, 6))
+	ran := false
+	for _, m := range []int{16, 24, 32} {
+		for _, k := range []int{60, 180} {
+			for _, n := range []int{20, 180, 540} {
+				ran = ran || sliversOuter(tile, false, m, k)
+				a, w := to32(randSlice(rng, m*k)), to32(randSlice(rng, n*k))
+				c0 := to32(randSlice(rng, m*n))
+				pw := PackWeight(w, n, k)
+				for _, ab := range [][2]float32{{1, 0}, {1, 1}, {0.5, 0.5}} {
+					run := func(outer bool) []float32 {
+						sliverOuter = outer
+						c := append([]float32(nil), c0...)
+						GemmPackedSerial(m, ab[0], a, k, pw, ab[1], c, n)
+						d := append([]float32(nil), c0...)
+						GemmSerial(false, true, m, n, k, ab[0], a, k, w, k, ab[1], d, n)
+						return append(c, d...)
+					}
+					want, got := run(false), run(true)
+					for i := range want {
+						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("m=%d n=%d k=%d alpha=%v beta=%v: [%d] = %v slivers outermost, %v panels outermost", m, n, k, ab[0], ab[1], i, got[i], want[i])
+						}
+					}
+				}
+			}
+		}
+	}
+	if !ran && asmL1D >= (asmNR+32)*180*4 {
+		t.Fatal("no product ran with its slivers outermost")
 	}
 }

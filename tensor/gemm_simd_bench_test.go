@@ -319,3 +319,35 @@ func BenchmarkSgemmPackBRows(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSgemmSliversOuter compares the two orders of asmCompute's
+// tiles (sliverOuter) on the 32-row products a core runs through a
+// block's layers (rowTail, qkvRoPEChunks) with the weights packed once,
+// side by side in one run; each iteration takes the next 32 rows of a
+// 6400-row input, as the chunks do. -cpu 1 gives the steadiest figures.
+func BenchmarkSgemmSliversOuter(b *testing.B) {
+	for _, sh := range []struct {
+		name string
+		n, k int
+	}{
+		{"qkv_32x540x180", 540, 180}, {"wo_32x180x180", 180, 180}, {"w1_32x720x180", 720, 180}, {"w2_32x180x720", 180, 720},
+	} {
+		w := make([]float32, sh.n*sh.k)
+		for i := range w {
+			w[i] = float32(i%7) * 0.1
+		}
+		pw := PackWeight(w, sh.n, sh.k)
+		a, c := make([]float32, 6400*sh.k), make([]float32, 6400*sh.n)
+		for _, outer := range []bool{false, true} {
+			b.Run(fmt.Sprintf("%s/slivers-outer=%v", sh.name, outer), func(b *testing.B) {
+				defer func(v bool) { sliverOuter = v }(sliverOuter)
+				sliverOuter = outer
+				for it := range b.N {
+					r := it % 200 * 32
+					GemmPackedSerial(32, 1, a[r*sh.k:], sh.k, pw, 0, c[r*sh.n:], sh.n)
+				}
+				b.ReportMetric(float64(2*32*sh.n*sh.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}
