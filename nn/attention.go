@@ -204,8 +204,9 @@ func attentionPerHead[T tensor.Float](out, q, k, v Heads[T], prob, probDrop []T,
 // and the products read them at the head's start, before the hardware
 // prefetchers had caught each stream. Spread over the rows, not issued in
 // one burst, the requests do not stall the core on full fill buffers.
-// Xeon (AMX class), one core, BenchmarkAttentionForward: 12.6 → 11.5 ms
-// (medians of 8 alternations), 11.9 with the row-by-row order alone.
+// Xeon (AMX class), one core, BenchmarkAttentionForward 12.5 → 11.9 ms
+// and BenchmarkAttentionBackward 20.0 → 18.7 ms (4 alternations); in the
+// forward the row-by-row order alone gave about half of that.
 type nextHead[T tensor.Float] struct {
 	runs [7]struct {
 		x           []T
