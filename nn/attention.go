@@ -152,13 +152,17 @@ func attentionPerHead[T tensor.Float](out, q, k, v Heads[T], prob, probDrop []T,
 	scale := T(1 / math.Sqrt(float64(hd)))
 	bias, keep, release := padVectors32[T](keyPad, B*L)
 	defer release()
-	tensor.ParallelFor(B*H, 1, func(lo, hi int) {
+	parts, blk := queryParts(B*H, r1-r0)
+	tensor.ParallelFor(B*H*parts, 1, func(lo, hi int) {
 		outLD := scoreLD(hd)
 		scr := getWork[T](L*ld + L*outLD)
 		defer putWork(scr)
 		s, o := (*scr)[:L*ld], (*scr)[L*ld:]
-		for bh := lo; bh < hi; bh++ {
+		for task := lo; task < hi; task++ {
+			bh := task / parts
 			b, h := bh/H, bh%H
+			r0 := r0 + task%parts*blk // this task's query rows
+			r1 := min(r0+blk, r1)
 			// The 1/sqrt(hd) goes into the softmax, not the product's alpha:
 			// the bf16 kernel stores alpha = 1 tiles straight into C.
 			nq, sr := r1-r0, s[r0*ld:]
@@ -167,7 +171,7 @@ func attentionPerHead[T tensor.Float](out, q, k, v Heads[T], prob, probDrop []T,
 			// prob while it is in L1, and by a row of the next head's q, k
 			// and v asked for into L2 (nextHead).
 			next := nextHead[T]{}
-			if bh+1 < hi {
+			if parts == 1 && bh+1 < hi {
 				nb, nh := (bh+1)/H, (bh+1)%H
 				next.add(q.at(nb, nh)[r0*q.LD:], nq, q.LD, hd)
 				next.add(k.at(nb, nh), L, k.LD, hd)
@@ -195,6 +199,27 @@ func attentionPerHead[T tensor.Float](out, q, k, v Heads[T], prob, probDrop []T,
 		}
 	})
 }
+
+// queryParts is how attentionPerHead cuts each (sample, head)'s rows
+// rows of queries: into parts of blk rows (whole 8-row panels) when there
+// are fewer (sample, head) pairs than two per core, so a lone sample's 3
+// heads keep both cores of a 2-core machine busy (as 3 tasks, one core
+// computed two heads while the other waited); one part otherwise. Each
+// query row's scores, softmax and output are computed as in one part.
+func queryParts(pairs, rows int) (parts, blk int) {
+	w := tensor.Workers()
+	if !splitQueries || pairs >= 2*w || rows < 64 {
+		return 1, rows
+	}
+	parts = min((2*w+pairs-1)/pairs, rows/32)
+	blk = ((rows+parts-1)/parts + 7) &^ 7
+	return (rows + blk - 1) / blk, blk
+}
+
+// splitQueries lets attentionPerHead cut a few heads' queries into parts
+// (queryParts; false: one task per head), a variable so tests and
+// benchmarks can compare both.
+var splitQueries = true
 
 // nextHead is the operands of the (sample, head) pair a core computes
 // next, asked for into L2 a row of each at a time while it computes the

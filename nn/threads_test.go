@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"testing"
@@ -34,6 +35,68 @@ func TestElementwiseSameOnAnyCoreCount(t *testing.T) {
 				if act[k][i] != act[0][i] || grad[k][i] != grad[0][i] {
 					t.Errorf("n %d, element %d: SiLU %v / gradient %v on %d cores, %v / %v on one", n, i, act[k][i], grad[k][i], k+1, act[0][i], grad[0][i])
 					break
+				}
+			}
+		}
+	}
+}
+
+// TestAttentionQueryParts: with fewer (sample, head) pairs than two per
+// core, attentionPerHead cuts each head's queries into parts (queryParts)
+// so every core has work. Outputs and kept probabilities must equal the
+// one-task-per-head pass bit for bit: a lone sample, two samples of one
+// head, padded keys, attention dropout, a row range that starts
+// mid-sequence, and 1 to 3 cores.
+func TestAttentionQueryParts(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	defer tensor.SetThreads(0)
+	defer func(v bool) { splitQueries = v }(splitQueries)
+	const L, hd = 150, 20
+	for _, tc := range []struct {
+		B, H, r0, r1 int
+		pad, drop    bool
+	}{{1, 3, 0, L, false, false}, {1, 3, 0, L, true, true}, {2, 1, 0, L, true, false}, {1, 2, 37, 141, false, true}} {
+		n, nll := tc.B*tc.H*L*hd, tc.B*tc.H*L*L
+		q, k, v := randF32(n, 1), randF32(n, 2), randF32(n, 3)
+		var pad []bool
+		if tc.pad {
+			pad = make([]bool, tc.B*L)
+			for i := range pad {
+				pad[i] = i%L > 130
+			}
+		}
+		var mask, probDrop []float32
+		if tc.drop {
+			mask, probDrop = randF32(nll, 4), make([]float32, nll)
+			for i := range mask {
+				mask[i] = float32(max(0, int(mask[i]+1))) // 0, 1, 2, …
+			}
+		}
+		hmB := func(x []float32) Heads[float32] { return HeadMajor(x, tc.H, L, hd) }
+		run := func(split bool, threads int) (out, prob, pd []float32) {
+			splitQueries = split
+			tensor.SetThreads(threads)
+			out, prob = make([]float32, n), make([]float32, nll)
+			if tc.drop {
+				clear(probDrop)
+			}
+			AttentionForwardRows(hmB(out), hmB(q), hmB(k), hmB(v), prob, probDrop, pad, mask, tc.B, tc.H, L, tc.r0, tc.r1, hd)
+			return out, prob, append([]float32(nil), probDrop...)
+		}
+		wantOut, wantProb, wantPD := run(false, 1)
+		for _, threads := range []int{2, 3} {
+			gotOut, gotProb, gotPD := run(true, threads)
+			if parts, _ := queryParts(tc.B*tc.H, tc.r1-tc.r0); parts < 2 {
+				t.Fatalf("%+v on %d cores: not cut into parts", tc, threads)
+			}
+			for _, c := range []struct {
+				name      string
+				got, want []float32
+			}{{"out", gotOut, wantOut}, {"prob", gotProb, wantProb}, {"probDrop", gotPD, wantPD}} {
+				for i := range c.want {
+					if math.Float32bits(c.got[i]) != math.Float32bits(c.want[i]) {
+						t.Fatalf("%+v on %d cores: %s[%d] = %v in parts, %v one task per head", tc, threads, c.name, i, c.got[i], c.want[i])
+					}
 				}
 			}
 		}
