@@ -17,11 +17,12 @@ func TestLinearGrads(t *testing.T) {
 	defer SetThreads(0)
 	defer SetBackend(BackendName())
 	cases := []struct{ n, i, o int }{
-		{2048, 40, 48},  // 2 pieces on panel edges
-		{3001, 72, 40},  // a last panel of 1 row; pieces start mid-panel
+		{2048, 8, 64},   // 2 pieces on panel edges: the smallest product fused
+		{2101, 16, 64},  // a last panel of 5 rows; pieces start mid-panel
+		{3001, 72, 40},  // a last panel of 1 row
 		{4103, 180, 96}, // 4 pieces, n not a multiple of the AVX2 tiles' 6 rows either
 	}
-	if testing.Short() {
+	if testing.Short() { // under emulation (scripts/test.sh) the larger ones took 24 s
 		cases = cases[:2]
 	}
 	for _, be := range Backends() {
