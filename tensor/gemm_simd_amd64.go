@@ -457,14 +457,14 @@ func kPieces(m, n, k int) int {
 	return min(k/1024, 8)
 }
 
-// kScratch recycles the partial-sum buffers of splitK.
-var kScratch = make(chan *[]float32, 4)
+// kScratch recycles the partial-sum buffers of splitK and linearGrads32.
+var kScratch = make(bufPool[float32], 4)
 
 // splitK computes C = alpha·op(A)·op(B) + beta·C as p products over k
 // ranges: piece 0 lands in C (with beta), pieces 1..p−1 in scratch, then
 // C += Σ scratch in piece order.
 func (s *simdBackend) splitK(p int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	bufp := getKScratch((p - 1) * m * n)
+	bufp := kScratch.get((p - 1) * m * n)
 	buf := *bufp
 	ParallelFor(p, 1, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
@@ -484,30 +484,7 @@ func (s *simdBackend) splitK(p int, transA, transB bool, m, n, k int, alpha floa
 		}
 	})
 	addPieces(c, ldc, buf, m, n, p)
-	putKScratch(bufp)
-}
-
-// getKScratch is a partial-sum buffer of need floats for splitK;
-// putKScratch returns it.
-func getKScratch(need int) *[]float32 {
-	var bufp *[]float32
-	select {
-	case bufp = <-kScratch:
-	default:
-		bufp = new([]float32)
-	}
-	if cap(*bufp) < need {
-		*bufp = make([]float32, need)
-	}
-	*bufp = (*bufp)[:need]
-	return bufp
-}
-
-func putKScratch(bufp *[]float32) {
-	select {
-	case kScratch <- bufp:
-	default:
-	}
+	kScratch.put(bufp)
 }
 
 // addPieces is splitK's last step: C [m, n] += the p−1 partial products

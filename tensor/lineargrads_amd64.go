@@ -27,7 +27,7 @@ func linearGrads32(dIn, dW, dOut, in, w []float32, n, i, o int, accumIn bool) bo
 	}
 	wp := asmBufs.get(asmPackedLen(i, o))
 	asmPackBParallel(false, w, i, i, o, *wp)
-	bufp := getKScratch((p - 1) * o * i)
+	bufp := kScratch.get((p - 1) * o * i)
 	buf := *bufp
 	panelUp := func(r int) int { return min((r+mr-1)/mr*mr, n) }
 	ParallelFor(p, 1, func(lo, hi int) {
@@ -57,7 +57,7 @@ func linearGrads32(dIn, dW, dOut, in, w []float32, n, i, o int, accumIn bool) bo
 		}
 	})
 	addPieces(dW, i, buf, o, i, p)
-	putKScratch(bufp)
+	kScratch.put(bufp)
 	asmBufs.put(wp)
 	return true
 }
