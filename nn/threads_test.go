@@ -102,3 +102,86 @@ func TestAttentionQueryParts(t *testing.T) {
 		}
 	}
 }
+
+// TestAttentionBackwardStore checks that the backward's gradients are the
+// same bit for bit whether its per-head products store straight into dq,
+// dk and dv or through the aligned scratch and copyRows (headStore), for
+// head-major and token-major gradients (rows 3·H·hd apart, as in the
+// fused q|k|v gradient), all query rows or some, with and without dropout;
+// and that dq is zero outside the query rows either way.
+func TestAttentionBackwardStore(t *testing.T) {
+	defer tensor.SetThreads(0)
+	defer func(v bool) { storeDirect = v }(storeDirect)
+	const L, hd = 37, 12
+	for _, tc := range []struct {
+		B, H, r0, r1 int
+		tokenMajor   bool
+		drop         bool
+	}{{2, 3, 0, L, false, false}, {2, 3, 0, L, true, true}, {3, 2, 5, 30, true, false}, {1, 3, 0, 1, false, true}} {
+		n, nll := tc.B*tc.H*L*hd, tc.B*tc.H*L*L
+		q, k, v, dOut := randF32(n, 1), randF32(n, 2), randF32(n, 3), randF32(n, 4)
+		hmB := func(x []float32) Heads[float32] { return HeadMajor(x, tc.H, L, hd) }
+		prob, out := make([]float32, nll), make([]float32, n)
+		var mask, probDrop []float32
+		if tc.drop {
+			mask, probDrop = randF32(nll, 5), make([]float32, nll)
+			for i := range mask {
+				mask[i] = float32(max(0, int(mask[i]+1)))
+			}
+		}
+		AttentionForwardRows(hmB(out), hmB(q), hmB(k), hmB(v), prob, probDrop, nil, mask, tc.B, tc.H, L, tc.r0, tc.r1, hd)
+		ld := 3 * tc.H * hd // one row of a fused q|k|v gradient
+		run := func(direct bool, threads int) (dq, dk, dv []float32) {
+			storeDirect = direct
+			tensor.SetThreads(threads)
+			grads := make([][]float32, 3)
+			views := make([]Heads[float32], 3)
+			for i := range grads {
+				if tc.tokenMajor {
+					grads[i] = randF32(tc.B*L*ld, uint64(10+i)) // stale values the backward must overwrite
+					views[i] = TokenMajor(grads[i][i*tc.H*hd:], ld, L, hd)
+				} else {
+					grads[i] = randF32(n, uint64(10+i))
+					views[i] = hmB(grads[i])
+				}
+			}
+			if st := newHeadStore[float32](nil, 0); st.direct != direct {
+				t.Fatalf("storeDirect = %v but newHeadStore chose direct = %v under precision %s", direct, st.direct, tensor.Precision())
+			}
+			AttentionBackwardRows(views[0], views[1], views[2], hmB(dOut), hmB(q), hmB(k), hmB(v), prob, probDrop, mask, tc.B, tc.H, L, tc.r0, tc.r1, hd, nil)
+			return grads[0], grads[1], grads[2]
+		}
+		wq, wk, wv := run(false, 1)
+		for _, threads := range []int{1, 2} {
+			gq, gk, gv := run(true, threads)
+			for _, c := range []struct {
+				name      string
+				got, want []float32
+			}{{"dq", gq, wq}, {"dk", gk, wk}, {"dv", gv, wv}} {
+				for i := range c.want {
+					if math.Float32bits(c.got[i]) != math.Float32bits(c.want[i]) {
+						t.Fatalf("%+v on %d threads: %s[%d] = %v stored straight, %v through the scratch", tc, threads, c.name, i, c.got[i], c.want[i])
+					}
+				}
+			}
+		}
+		dq := HeadMajor(wq, tc.H, L, hd)
+		if tc.tokenMajor {
+			dq = TokenMajor(wq, ld, L, hd)
+		}
+		for b := range tc.B {
+			for h := range tc.H {
+				for r := range L {
+					if r >= tc.r0 && r < tc.r1 {
+						continue
+					}
+					for i, x := range dq.at(b, h)[r*dq.LD:][:hd] {
+						if x != 0 {
+							t.Fatalf("%+v: dq[%d,%d,%d,%d] = %v outside the query rows, want 0", tc, b, h, r, i, x)
+						}
+					}
+				}
+			}
+		}
+	}
+}
