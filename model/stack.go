@@ -677,7 +677,10 @@ func (s *stack[T]) backward(a *stackActs[T]) {
 		// products more than the copies they save; docs/performance.md).
 		dqH, dkH, dvT := nn.HeadMajor(a.dq, H, L, hd), nn.HeadMajor(a.dk, H, L, hd), nn.TokenMajor(a.dLin3[2*d:], 3*d, L, hd)
 		dOut, qH, kH, vH := nn.TokenMajor(a.dMerged, d, L, hd), nn.HeadMajor(l.q, H, L, hd), nn.HeadMajor(l.k, H, L, hd), nn.HeadMajor(l.v, H, L, hd)
-		mergePerSample := a.inverseRoPEPerSample(d, H, hd) // nil: merged below, on the whole batch
+		mergePerSample := a.inverseRoPEPerSample(d, H) // nil: merged below, on the whole batch
+		if mergePerSample != nil {
+			dqH, dkH = nn.Heads[T]{}, nn.Heads[T]{} // the attention hands them to mergePerSample
+		}
 		if a.prefix >= 0 {
 			nn.PrefixAttentionBackward(dqH, dkH, dvT, dOut, qH, kH, vH, l.prob, l.probDrop, nilIfEmpty(l.attnMask), B, H, L, a.prefix, hd)
 		} else {
@@ -735,18 +738,19 @@ func (a *stackActs[T]) perSampleRoPE() bool {
 }
 
 // inverseRoPEPerSample is the attention backward's per-sample hook that
-// merges sample b's dq and dk into dLin3 [N, 3d] with the inverse rotation
-// while they are in cache (on the whole batch after the attention, that
-// pass read 9 MB back from memory), or nil when perSampleRoPE says no.
-func (a *stackActs[T]) inverseRoPEPerSample(d, H, hd int) func(b int) {
+// merges sample b's dq and dk ([H, L, hd] each, in the core's scratch)
+// into dLin3 [N, 3d] with the inverse rotation while they are in cache
+// (on the whole batch after the attention, that pass read 9 MB back from
+// memory), or nil when perSampleRoPE says no.
+func (a *stackActs[T]) inverseRoPEPerSample(d, H int) func(b int, dq, dk []T) {
 	if !a.perSampleRoPE() {
 		return nil
 	}
-	L, n := a.L, H*a.L*hd // rows and head-major elements per sample
-	return func(b int) {
+	L := a.L
+	return func(b int, dq, dk []T) {
 		rb := a.rot.Rows(b*L, L)
-		rb.MergeRotateInverseSample(a.dLin3[b*L*3*d:], a.dq[b*n:], 3*d, H)
-		rb.MergeRotateInverseSample(a.dLin3[b*L*3*d+d:], a.dk[b*n:], 3*d, H)
+		rb.MergeRotateInverseSample(a.dLin3[b*L*3*d:], dq, 3*d, H)
+		rb.MergeRotateInverseSample(a.dLin3[b*L*3*d+d:], dk, 3*d, H)
 	}
 }
 

@@ -336,28 +336,36 @@ func TestAttentionRows(t *testing.T) {
 			for _, hook := range []bool{false, true} {
 				gotDQ, gotDK, gotDV := poisoned(n), poisoned(n), poisoned(n)
 				// sampleDone must see each sample's gradients final: it
-				// snapshots them, compared below with the returned ones.
+				// snapshots its dq and dk (which it alone gets) and dv,
+				// compared below with the reference.
 				per := n / B
 				var snap [][3][]float64
-				var done func(b int)
+				var done func(b int, dq, dk []float64)
+				dqV, dkV := hm(gotDQ), hm(gotDK)
 				if hook {
+					dqV, dkV = Heads[float64]{}, Heads[float64]{}
 					snap = make([][3][]float64, B)
 					var mu sync.Mutex
-					done = func(b int) {
+					done = func(b int, dq, dk []float64) {
 						mu.Lock()
 						defer mu.Unlock()
 						if snap[b][0] != nil {
 							t.Errorf("sampleDone(%d) called twice", b)
 						}
-						for i, g := range [][]float64{gotDQ, gotDK, gotDV} {
-							snap[b][i] = append([]float64(nil), g[b*per:(b+1)*per]...)
+						if len(dq) != per || len(dk) != per {
+							t.Errorf("sampleDone(%d): dq, dk of %d, %d values, want %d", b, len(dq), len(dk), per)
+						}
+						for i, g := range [][]float64{dq, dk, gotDV[b*per : (b+1)*per]} {
+							snap[b][i] = append([]float64(nil), g...)
 						}
 					}
 				}
 				// Only the selected rows of prob and probDrop may be read.
-				AttentionBackwardRows(hm(gotDQ), hm(gotDK), hm(gotDV), hm(dOut), hm(q), hm(k), hm(v), gotProb, gotPD, mask, B, H, L, tc.r0, tc.r1, hd, done)
-				closeAll(t, "dq", gotDQ, dq)
-				closeAll(t, "dk", gotDK, dk)
+				AttentionBackwardRows(dqV, dkV, hm(gotDV), hm(dOut), hm(q), hm(k), hm(v), gotProb, gotPD, mask, B, H, L, tc.r0, tc.r1, hd, done)
+				if !hook {
+					closeAll(t, "dq", gotDQ, dq)
+					closeAll(t, "dk", gotDK, dk)
+				}
 				closeAll(t, "dv", gotDV, dv)
 				for b := range snap {
 					if snap[b][0] == nil {

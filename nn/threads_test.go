@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"sync"
 	"testing"
 
 	"romae/tensor"
@@ -105,7 +106,8 @@ func TestAttentionQueryParts(t *testing.T) {
 
 // TestAttentionBackwardStore checks that the backward's gradients are the
 // same bit for bit whether its per-head products store straight into dq,
-// dk and dv or through the aligned scratch and copyRows (headStore), for
+// dk and dv or through the aligned scratch and copyRows (headStore), and
+// whether dq and dk go to their views or to sampleDone per sample, for
 // head-major and token-major gradients (rows 3·H·hd apart, as in the
 // fused q|k|v gradient), all query rows or some, with and without dropout;
 // and that dq is zero outside the query rows either way.
@@ -151,7 +153,39 @@ func TestAttentionBackwardStore(t *testing.T) {
 			AttentionBackwardRows(views[0], views[1], views[2], hmB(dOut), hmB(q), hmB(k), hmB(v), prob, probDrop, mask, tc.B, tc.H, L, tc.r0, tc.r1, hd, nil)
 			return grads[0], grads[1], grads[2]
 		}
+		// Each sample's dq and dk handed to sampleDone instead (from the
+		// core's scratch), copied out into head-major ones.
+		hooked := func(threads int) (dq, dk, dv []float32) {
+			storeDirect = true
+			tensor.SetThreads(threads)
+			dq, dk, dv = make([]float32, n), make([]float32, n), randF32(n, 12)
+			per := tc.H * L * hd
+			var mu sync.Mutex
+			AttentionBackwardRows(Heads[float32]{}, Heads[float32]{}, hmB(dv), hmB(dOut), hmB(q), hmB(k), hmB(v), prob, probDrop, mask, tc.B, tc.H, L, tc.r0, tc.r1, hd,
+				func(b int, sq, sk []float32) {
+					mu.Lock()
+					defer mu.Unlock()
+					copy(dq[b*per:(b+1)*per], sq)
+					copy(dk[b*per:(b+1)*per], sk)
+				})
+			return dq, dk, dv
+		}
 		wq, wk, wv := run(false, 1)
+		if !tc.tokenMajor { // compare head-major gradients with the hook's
+			for _, threads := range []int{1, 2} {
+				gq, gk, gv := hooked(threads)
+				for _, c := range []struct {
+					name      string
+					got, want []float32
+				}{{"dq", gq, wq}, {"dk", gk, wk}, {"dv", gv, wv}} {
+					for i := range c.want {
+						if math.Float32bits(c.got[i]) != math.Float32bits(c.want[i]) {
+							t.Fatalf("%+v on %d threads: %s[%d] = %v through sampleDone, %v stored in the views", tc, threads, c.name, i, c.got[i], c.want[i])
+						}
+					}
+				}
+			}
+		}
 		for _, threads := range []int{1, 2} {
 			gq, gk, gv := run(true, threads)
 			for _, c := range []struct {
