@@ -102,8 +102,11 @@ func computePriorityChild(t *testing.T, mode string) {
 	ts.bat.beforeForward.Store(&hook)
 	body := requestBody(synthSamples(1), nil, nil)
 	// expect checks the last pass: every thread in the class want, and
-	// more than one thread.
-	expect := func(when string, want int) {
+	// more than one thread. orNormal also takes normal-class threads: for
+	// an idle-class pass that the starvation guard turned normal partway
+	// (on a machine busy with other work, which idle-class threads yield
+	// to: under scripts/test.sh the other packages' tests).
+	expectOr := func(when string, want int, orNormal bool) {
 		t.Helper()
 		mu.Lock()
 		defer mu.Unlock()
@@ -112,11 +115,12 @@ func computePriorityChild(t *testing.T, mode string) {
 			t.Errorf("%s: the pass ran on %d thread(s); want the batcher's and a pool worker's", when, len(pass))
 		}
 		for tid, p := range pass {
-			if p != want {
-				t.Errorf("%s: thread %d ran with policy %d, want %d", when, tid, p, want)
+			if p != want && !(orNormal && p == schedNormal) {
+				t.Errorf("%s: thread %d ran with policy %d, want %d (starvation guard fired: %v)", when, tid, p, want, orNormal)
 			}
 		}
 	}
+	expect := func(when string, want int) { t.Helper(); expectOr(when, want, false) }
 	predict := func(when string) {
 		t.Helper()
 		if code, _, _ := ts.post(t, "/v1/predict", body); code != http.StatusOK {
@@ -183,10 +187,17 @@ func computePriorityChild(t *testing.T, mode string) {
 			expect("after the guard", schedNormal)
 			return
 		}
+		// The guard fires only where the held passes' threads were
+		// runnable and starved: then they turned normal, and the hold
+		// stays normal for starvedHold.
+		guarded := priority.suppressUntil.Load() > refused.UnixNano()
+		if guarded {
+			t.Logf("the starvation guard fired during the held passes (a busy machine); they could turn normal")
+		}
 		if held := time.Since(refused); held > overloadHold {
 			t.Fatalf("the held passes ended %v after the refusal, past the %v hold the check needs", held, overloadHold)
 		}
-		expect("right after a refusal", schedIdle)
+		expectOr("right after a refusal", schedIdle, guarded)
 
 		time.Sleep(overloadHold + 50*time.Millisecond)
 		predict("after a quiet hold")
