@@ -3,33 +3,46 @@
 package tensor
 
 // linearGrads32 is LinearGrads's fused form, or false (doing nothing)
-// where the two products would not both run on the fp32 assembly kernels
-// in the forms it reproduces: dIn as asmParallelM computes it (op(B) = W
-// packed once and shared, rows in whole panels), dW as splitK does (kPieces
-// pieces of the rows, each a serialAsm product into dW or a partial sum,
-// added in piece order). Piece p also computes dIn's rows from the first
-// whole panel at or after its first row to the one at or after the next
-// piece's, before each of its k blocks the panels that block reaches, so
-// every element of both is computed by the same kernel calls as before.
+// where the two products would not both run on one of the assembly
+// drivers (fp32 tiles, or the bf16 kernel precision bf16 chose: AMX or
+// VDPBF16PS) in the forms it reproduces: dIn as asmParallelM and
+// bfParallelM compute it (op(B) = W packed once and shared, rows in whole
+// panels), dW as splitK does (kPieces pieces of the rows, each a serial
+// product into dW or a partial sum, added in piece order). Piece p also
+// computes dIn's rows from the first whole panel at or after its first
+// row to the one at or after the next piece's, before each of its k
+// blocks the panels that block reaches, so every element of both is
+// computed by the same kernel calls as before.
 func linearGrads32(dIn, dW, dOut, in, w []float32, n, i, o int, accumIn bool) bool {
-	t, ok := asmTile()
 	wk, p := workers(), kPieces(o, i, n)
-	if !ok || wk <= 1 || p <= 1 || o*i*n < simdParallelFMAs || kPieces(n, i, o) > 1 || o*i > 1<<20 {
-		return false
-	}
-	mr := t.panelRows()
-	if mT, nT := (n+mr-1)/mr, (i+asmNR-1)/asmNR; mT < 2*wk && mT < nT {
+	if wk <= 1 || p <= 1 || o*i*n < simdParallelFMAs || kPieces(n, i, o) > 1 || o*i > 1<<20 {
 		return false
 	}
 	var beta float32
 	if accumIn {
 		beta = 1
 	}
-	wp := asmBufs.get(asmPackedLen(i, o))
-	asmPackBParallel(false, w, i, i, o, *wp)
+	// Sgemm's choice between its row and column splits of dIn, made on
+	// the fp32 tile's panels whichever kernel runs it.
+	sb, ok := f32Backend().(*simdBackend)
+	if !ok || !simdAsmKernel {
+		return false
+	}
+	if mr := sb.tile.panelRows(); (n+mr-1)/mr < 2*wk && (n+mr-1)/mr < (i+asmNR-1)/asmNR {
+		return false
+	}
+	var g gradsDriver
+	if bf, ok := bfDriverFor(bf16KernelNow()); ok {
+		g = bf16Grads(bf, w, i, o)
+	} else if t, ok := asmTile(); ok {
+		g = asmGrads(t, w, i, o)
+	} else {
+		return false
+	}
+	defer g.release()
 	bufp := kScratch.get((p - 1) * o * i)
 	buf := *bufp
-	panelUp := func(r int) int { return min((r+mr-1)/mr*mr, n) }
+	panelUp := func(r int) int { return min((r+g.rows-1)/g.rows*g.rows, n) }
 	ParallelFor(p, 1, func(lo, hi int) {
 		for pc := lo; pc < hi; pc++ {
 			k0, k1 := pc*n/p, (pc+1)*n/p
@@ -41,23 +54,81 @@ func linearGrads32(dIn, dW, dOut, in, w []float32, n, i, o int, accumIn bool) bo
 			done, end := panelUp(k0), panelUp(k1)
 			dInRows := func(r1 int) {
 				if r1 > done {
-					asmCompute(t, false, r1-done, i, o, 1, dOut[done*o:], o, *wp, beta, dIn[done*i:], i)
+					g.dIn(dIn[done*i:], dOut[done*o:], r1-done, beta)
 					done = r1
 				}
 			}
-			kc := serialKC(t, true, k1-k0)
-			bp := asmBufs.get(asmPackedLen(i, min(k1-k0, kc)))
+			kc := g.kc(k1 - k0)
+			pack := g.packBuf(min(k1-k0, kc))
 			a, b := dOut[k0*o:], in[k0*i:]
 			forKBlocks(true, false, k1-k0, kc, o, i, bet, func(kb, aOff, bOff int, bt float32) {
 				dInRows(min(panelUp(k0+aOff/o+kb), end))
-				asmPackB(false, b[bOff:], i, i, kb, *bp)
-				asmCompute(t, true, o, i, kb, 1, a[aOff:], o, *bp, bt, c, i)
+				g.dW(c, a[aOff:], b[bOff:], kb, bt, pack)
 			})
-			asmBufs.put(bp)
+			g.putBuf(pack)
 		}
 	})
 	addPieces(dW, i, buf, o, i, p)
 	kScratch.put(bufp)
-	asmBufs.put(wp)
 	return true
+}
+
+// gradsDriver is how linearGrads32 runs its products on one assembly
+// driver, for a layer of i inputs and o outputs: rows is its panel (the
+// rows of dIn a call computes at once), dIn computes rows of dIn = dOut·W
+// on W packed once, dW one k block of dW (+)= dOutᵀ·in into c, kc is
+// serial's k block for a product of depth k, and packBuf and putBuf lend
+// a k block's packed op(B).
+type gradsDriver struct {
+	rows    int
+	kc      func(k int) int
+	dIn     func(dIn, dOut []float32, rows int, beta float32)
+	dW      func(c, dOut, in []float32, kb int, beta float32, pack any)
+	packBuf func(kb int) any
+	putBuf  func(pack any)
+	release func()
+}
+
+// asmGrads is the fp32 tiles' gradsDriver: serialAsm's and asmParallelM's
+// calls.
+func asmGrads(t tileKernel, w []float32, i, o int) gradsDriver {
+	wp := asmBufs.get(asmPackedLen(i, o))
+	asmPackBParallel(false, w, i, i, o, *wp)
+	return gradsDriver{
+		rows: t.panelRows(),
+		kc:   func(k int) int { return serialKC(t, true, k) },
+		dIn: func(dIn, dOut []float32, rows int, beta float32) {
+			asmCompute(t, false, rows, i, o, 1, dOut, o, *wp, beta, dIn, i)
+		},
+		dW: func(c, dOut, in []float32, kb int, beta float32, pack any) {
+			bp := *pack.(*[]float32)
+			asmPackB(false, in, i, i, kb, bp)
+			asmCompute(t, true, o, i, kb, 1, dOut, o, bp, beta, c, i)
+		},
+		packBuf: func(kb int) any { return asmBufs.get(asmPackedLen(i, kb)) },
+		putBuf:  func(pack any) { asmBufs.put(pack.(*[]float32)) },
+		release: func() { asmBufs.put(wp) },
+	}
+}
+
+// bf16Grads is bf16 driver d's gradsDriver: serialBF16's and
+// bfParallelM's calls.
+func bf16Grads(d bfDriver, w []float32, i, o int) gradsDriver {
+	wp := bf16Bufs.get(d.layout.size(i, o))
+	d.layout.packParallel(false, w, i, i, o, *wp)
+	return gradsDriver{
+		rows: d.rows,
+		kc:   func(int) int { return d.layout.kc },
+		dIn: func(dIn, dOut []float32, rows int, beta float32) {
+			d.compute(bfA{f: dOut, ld: o}, rows, i, o, 1, *wp, beta, dIn, i)
+		},
+		dW: func(c, dOut, in []float32, kb int, beta float32, pack any) {
+			bp := *pack.(*[]uint32)
+			d.layout.pack(false, in, i, i, kb, bp)
+			d.compute(bfA{f: dOut, ld: o, trans: true}, o, i, kb, 1, bp, beta, c, i)
+		},
+		packBuf: func(kb int) any { return bf16Bufs.get(d.layout.size(i, kb)) },
+		putBuf:  func(pack any) { bf16Bufs.put(pack.(*[]uint32)) },
+		release: func() { bf16Bufs.put(wp) },
+	}
 }

@@ -12,10 +12,13 @@ import (
 // the two products one after the other, and runs wherever the fp32
 // assembly kernels and more than one core do. Row counts that end inside
 // a panel, pieces that start inside one, dIn overwritten and added to,
-// every back end and tile this CPU has.
+// every back end and tile this CPU has, and under precision bf16 every
+// bf16 kernel it has.
 func TestLinearGrads(t *testing.T) {
 	defer SetThreads(0)
 	defer SetBackend(BackendName())
+	defer SetPrecision(Precision())
+	defer bf16Kernel.Store(bf16Kernel.Load())
 	cases := []struct{ n, i, o int }{
 		{2048, 8, 64},   // 2 pieces on panel edges: the smallest product fused
 		{2101, 16, 64},  // a last panel of 5 rows; pieces start mid-panel
@@ -25,12 +28,25 @@ func TestLinearGrads(t *testing.T) {
 	if testing.Short() { // under emulation (scripts/test.sh) the larger ones took 24 s
 		cases = cases[:2]
 	}
+	type config struct{ backend, precision string }
+	var configs []config
 	for _, be := range Backends() {
+		configs = append(configs, config{be.Name(), PrecisionFP32})
+	}
+	for _, name := range BF16Kernels() {
+		if BF16Supported() && name != bf16KernelNames[bf16OnFP32] {
+			configs = append(configs, config{name, PrecisionBF16})
+		}
+	}
+	for _, cf := range configs {
 		for _, threads := range []int{1, 2} {
 			for _, tc := range cases {
 				for _, accum := range []bool{false, true} {
-					t.Run(fmt.Sprintf("%s/threads=%d/%dx%dx%d/accum=%v", be.Name(), threads, tc.n, tc.i, tc.o, accum), func(t *testing.T) {
-						if err := SetBackend(be.Name()); err != nil {
+					t.Run(fmt.Sprintf("%s-%s/threads=%d/%dx%dx%d/accum=%v", cf.backend, cf.precision, threads, tc.n, tc.i, tc.o, accum), func(t *testing.T) {
+						if err := SetPrecision(cf.precision); err != nil {
+							t.Fatal(err)
+						}
+						if err := SetBackend(cf.backend); err != nil {
 							t.Fatal(err)
 						}
 						SetThreads(threads)
@@ -57,8 +73,9 @@ func TestLinearGrads(t *testing.T) {
 							}
 						}
 						fused := linearGrads32(gotIn, gotW, dOut, in, w, tc.n, tc.i, tc.o, accum)
-						if want := asmActive() && threads > 1; fused != want {
-							t.Fatalf("fused: %v, want %v (assembly kernels %v)", fused, want, asmActive())
+						onBF16 := BF16Operands()
+						if want := (asmActive() || onBF16) && threads > 1; fused != want {
+							t.Fatalf("fused: %v, want %v (fp32 assembly kernels %v, bf16 kernel %v)", fused, want, asmActive(), onBF16)
 						}
 					})
 				}
