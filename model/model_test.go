@@ -1046,42 +1046,41 @@ func (p *evalPass) run(t *testing.T) []float32 {
 	return append([]float32(nil), p.ws.Output()...)
 }
 
-// TestRowwiseTailChunks: an evaluation pass on packed float32 weights runs
-// each block's row-wise part (output projection, residual, RMSNorm, MLP)
-// chunk by chunk on one core each (rowTail). Its outputs must equal
-// those of the layer-by-layer pass: bit for bit on romae's own kernels,
-// within float32 rounding on a library's, which choose their blocking by
-// shape. 250 rows leave a short last chunk of 26 rows, not a whole number
-// of 8-row panels; the classifier's and the decoder's last blocks run on
-// their selected rows (5 and 5×6) in chunks of their own size.
+// TestRowwiseTailChunks: an evaluation pass on packed weights runs each
+// block's row-wise part (output projection, residual, RMSNorm, MLP)
+// chunk by chunk on one core each (rowTail), fp32 or bf16 (each bf16
+// kernel). Its outputs must equal those of the layer-by-layer pass: bit
+// for bit on romae's own kernels, within float32 rounding on a library's,
+// which choose their blocking by shape. 250 rows leave a short last chunk
+// of 26 rows, not a whole number of 8-row panels; the classifier's and
+// the decoder's last blocks run on their selected rows (5 and 5×6) in
+// chunks of their own size.
 func TestRowwiseTailChunks(t *testing.T) {
 	defer func(v bool) { chunkTail = v }(chunkTail)
 	defer tensor.SetThreads(0)
 	tensor.SetThreads(2)
-	for _, task := range []string{TaskPretrain, TaskClassify} {
-		t.Run(task, func(t *testing.T) {
-			pass := newEvalPass(t, task)
-			m, ws := pass.m, pass.ws
-			chunkTail = false
-			want := pass.run(t)
-			chunkTail = true
-			got := pass.run(t)
-			chunked := ws.enc.tailPacked(m.enc.packed[0], &m.enc.blocks[0], 64, 96) != nil
-			if want := m.enc.packed[0].w1.InKernelOrder() && tailFits(64, 96); chunked != want {
-				// Without a kernel order to pack in (gonum, OpenBLAS, a
-				// portable build) or an L2 size, both passes run layer by
-				// layer.
-				t.Fatalf("row-wise part in chunks: %v, want %v", chunked, want)
+	eachPrecisionTask(t, func(t *testing.T, task string) {
+		pass := newEvalPass(t, task)
+		m, ws := pass.m, pass.ws
+		chunkTail = false
+		want := pass.run(t)
+		chunkTail = true
+		got := pass.run(t)
+		chunked := ws.enc.tailPacked(m.enc.packed[0], &m.enc.blocks[0], 64, 96) != nil
+		if want := m.enc.packed[0].w1.InKernelOrder() && tailFits(64, 96); chunked != want {
+			// Without a kernel order to pack in (gonum, OpenBLAS, a
+			// portable build) or an L2 size, both passes run layer by
+			// layer.
+			t.Fatalf("row-wise part in chunks: %v, want %v", chunked, want)
+		}
+		exact := tensor.BackendName() != "openblas" && tensor.BackendName() != "gonum"
+		for i := range want {
+			d := math.Abs(float64(got[i] - want[i]))
+			if exact && math.Float32bits(got[i]) != math.Float32bits(want[i]) || d > 1e-5*(1+math.Abs(float64(want[i]))) || math.IsNaN(float64(got[i])) {
+				t.Fatalf("output[%d]: %v in chunks, %v layer by layer (%s)", i, got[i], want[i], tensor.BackendName())
 			}
-			exact := tensor.BackendName() != "openblas" && tensor.BackendName() != "gonum"
-			for i := range want {
-				d := math.Abs(float64(got[i] - want[i]))
-				if exact && math.Float32bits(got[i]) != math.Float32bits(want[i]) || d > 1e-5*(1+math.Abs(float64(want[i]))) || math.IsNaN(float64(got[i])) {
-					t.Fatalf("output[%d]: %v in chunks, %v layer by layer (%s)", i, got[i], want[i], tensor.BackendName())
-				}
-			}
-		})
-	}
+		}
+	})
 }
 
 // TestRowwiseTailChunksTraining: a training pass runs the blocks'
@@ -1099,7 +1098,7 @@ func TestRowwiseTailChunksTraining(t *testing.T) {
 		wantLoss, want, _ := trainSteps(t, task, 5)
 		chunkTail = true
 		gotLoss, got, ws := trainSteps(t, task, 5)
-		if be := tensor.BackendName(); (be == "avx512" || be == "avx2") && tensor.Precision() == tensor.PrecisionFP32 && tailFits(64, 96) && ws.enc.tailPack.w1 == nil {
+		if be := tensor.BackendName(); (be == "avx512" || be == "avx2") && tailFits(64, 96) && ws.enc.tailPack.w1 == nil {
 			t.Fatal("training ran no block's row-wise part in chunks")
 		}
 		if be := tensor.BackendName(); be == "openblas" || be == "gonum" {
@@ -1151,7 +1150,7 @@ func TestQKVRoPEChunks(t *testing.T) {
 			chunkHead = true
 			got := pass.run(t)
 			chunked := pass.ws.enc.headChunked(pass.m.enc.packed[0].qkv, 64)
-			wantChunks := tensor.Precision() == tensor.PrecisionFP32 && pass.m.enc.packed[0].qkv.InKernelOrder() && coreL2 >= 4*3*64*64
+			wantChunks := pass.m.enc.packed[0].qkv.InKernelOrder() && coreL2 >= weightBytes()*3*64*64
 			if chunked != wantChunks {
 				t.Fatalf("q|k|v in chunks: %v, want %v", chunked, wantChunks)
 			}
@@ -1167,7 +1166,7 @@ func TestQKVRoPEChunks(t *testing.T) {
 			wantLoss, want, _ := trainSteps(t, task, 5)
 			chunkHead = true
 			gotLoss, got, ws := trainSteps(t, task, 5)
-			if be := tensor.BackendName(); (be == "avx512" || be == "avx2") && tensor.Precision() == tensor.PrecisionFP32 && coreL2 >= 4*3*64*64 &&
+			if be := tensor.BackendName(); (be == "avx512" || be == "avx2") && coreL2 >= weightBytes()*3*64*64 &&
 				!ws.enc.headChunked(ws.enc.qkvPacked, 64) {
 				t.Fatal("training ran no q|k|v product in chunks")
 			}
@@ -1313,15 +1312,31 @@ func sameBits(t *testing.T, how string, gotLoss, wantLoss []float64, got, want [
 // classification under fp32, and under bf16 where this CPU has a bf16
 // kernel, with the precision set (and fp32 restored after).
 func eachPrecisionTask(t *testing.T, fn func(t *testing.T, task string)) {
-	precisions := []string{tensor.PrecisionFP32}
+	type setting struct{ precision, kernel string } // kernel: the bf16 kernel ("": none to set)
+	settings := []setting{{tensor.PrecisionFP32, ""}}
+	kernels := tensor.BF16Kernels() // the chosen one first
 	if tensor.BF16Supported() {
-		precisions = append(precisions, tensor.PrecisionBF16)
+		for _, k := range kernels {
+			if k != "fp32" {
+				settings = append(settings, setting{tensor.PrecisionBF16, k})
+			}
+		}
+		defer tensor.SetBackend(kernels[0])
 	}
 	defer tensor.SetPrecision(tensor.PrecisionFP32)
-	for _, prec := range precisions {
+	for _, st := range settings {
+		name := st.precision
+		if st.kernel != "" && st.kernel != kernels[0] {
+			name += "-" + st.kernel
+		}
 		for _, task := range []string{TaskPretrain, TaskClassify} {
-			t.Run(prec+"/"+task, func(t *testing.T) {
-				if err := tensor.SetPrecision(prec); err != nil {
+			t.Run(name+"/"+task, func(t *testing.T) {
+				if st.kernel != "" {
+					if err := tensor.SetBackend(st.kernel); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := tensor.SetPrecision(st.precision); err != nil {
 					t.Fatal(err)
 				}
 				fn(t, task)

@@ -354,14 +354,22 @@ func (s *stack[T]) forward(a *stackActs[T], keyPad []bool, rng *rand.Rand) {
 
 // tailPacked is the packed weights with which this pass runs block blk's
 // row-wise part chunk by chunk (rowTail), or nil to run it layer by layer:
-// float32 products on float32 operands (bf16 products take theirs rounded
-// by the producing layers instead) on a kernel that reads packed weights.
-// An evaluation pass reads the model's packed weights (pk); a training
-// pass packs the block's three weights for itself, in memory kept from
-// block to block and pass to pass.
+// float32 models on a kernel that reads packed weights, fp32 or bf16.
+// With bf16 products each chunk's float32 operands are rounded by the
+// product, in cache, as the producing layers round them layer by layer:
+// the same bits. An evaluation pass reads the model's packed weights
+// (pk); a training pass packs the block's three weights for itself, in
+// memory kept from block to block and pass to pass.
+//
+// With bf16 products the layer-by-layer passes had become a large part of
+// a pass once AMX made the products fast: AMX Xeon, 2 cores, rowTail and
+// qkvRoPEChunks together against neither for bf16, inference 0.164 →
+// 0.118 s (paired median 0.72, 5 rounds), a lone request 5.9 → 5.1 ms,
+// pre-training paired 0.95 and fine-tuning 0.945 (4 rounds each, every
+// round faster).
 func (a *stackActs[T]) tailPacked(pk packedBlock[T], blk *block[T], d, f int) *packedBlock[T] {
 	var z T
-	if _, is32 := any(z).(float32); !is32 || !chunkTail || !tailFits(d, f) || a.bf16Operand() != nil {
+	if _, is32 := any(z).(float32); !is32 || !chunkTail || !tailFits(d, f) {
 		return nil
 	}
 	if a.train {
@@ -383,9 +391,19 @@ func (a *stackActs[T]) tailPacked(pk packedBlock[T], blk *block[T], d, f int) *p
 // there. Larger ones would stream from L3 or memory once per 32-row chunk
 // instead of once per k block of the whole product; they keep the layer
 // by layer order, as does a CPU that reports no L2 size. RoMAE-tiny's
-// 1.17 MB fit the Xeon's 2 MiB L2, not a Zen 4's 1 MiB.
+// 1.17 MB fp32 fit the Xeon's 2 MiB L2, not a Zen 4's 1 MiB; packed as
+// bf16 (583 KB) they fit both.
 func tailFits(d, f int) bool {
-	return coreL2 > 0 && 4*(d*d+2*d*f) <= coreL2
+	return coreL2 > 0 && weightBytes()*(d*d+2*d*f) <= coreL2
+}
+
+// weightBytes is the size of a packed weight's element: 2 where products
+// run on a bf16 kernel (its weights are packed as bf16 pairs), else 4.
+func weightBytes() int {
+	if tensor.BF16Operands() {
+		return 2
+	}
+	return 4
 }
 
 // coreL2 is this CPU's L2 size a core in bytes (0: not reported).
@@ -539,17 +557,17 @@ func (a *stackActs[T]) qkvRoPE(pw *tensor.PackedWeight[T], l *layerActs[T], x []
 }
 
 // headChunked reports whether this pass runs qkvRoPE chunk by chunk
-// (qkvRoPEChunks): as rowTail, on float32 products reading float32
-// operands (bf16 products take RMSNorm's output rounded by it instead)
-// with the q|k|v weight packed in its kernel's order, and where that
-// weight fits in one core's L2 (RoMAE-tiny's 389 KB fit a Zen 4's 1 MiB
-// as well as the Xeon's 2 MiB), so each chunk finds it there.
+// (qkvRoPEChunks): as rowTail, on a float32 model with the q|k|v weight
+// packed in its kernel's order (fp32 or bf16: a bf16 product rounds each
+// chunk's norm itself), and where that weight fits in one core's L2
+// (RoMAE-tiny's 389 KB fp32 or 194 KB bf16 fit a Zen 4's 1 MiB as well
+// as the Xeon's 2 MiB), so each chunk finds it there.
 func (a *stackActs[T]) headChunked(pw *tensor.PackedWeight[T], d int) bool {
 	var z T
-	if _, is32 := any(z).(float32); !is32 || !chunkHead || a.bf16Operand() != nil || pw == nil || !pw.InKernelOrder() {
+	if _, is32 := any(z).(float32); !is32 || !chunkHead || pw == nil || !pw.InKernelOrder() {
 		return false
 	}
-	return coreL2 > 0 && 4*3*d*d <= coreL2
+	return coreL2 > 0 && weightBytes()*3*d*d <= coreL2
 }
 
 // chunkHead lets passes run qkvRoPE chunk by chunk (false: in groups of
