@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -90,16 +91,8 @@ func TestAttentionQueryParts(t *testing.T) {
 			if parts, _ := queryParts(tc.B*tc.H, tc.r1-tc.r0); parts < 2 {
 				t.Fatalf("%+v on %d cores: not cut into parts", tc, threads)
 			}
-			for _, c := range []struct {
-				name      string
-				got, want []float32
-			}{{"out", gotOut, wantOut}, {"prob", gotProb, wantProb}, {"probDrop", gotPD, wantPD}} {
-				for i := range c.want {
-					if math.Float32bits(c.got[i]) != math.Float32bits(c.want[i]) {
-						t.Fatalf("%+v on %d cores: %s[%d] = %v in parts, %v one task per head", tc, threads, c.name, i, c.got[i], c.want[i])
-					}
-				}
-			}
+			sameBits32(t, fmt.Sprintf("%+v on %d cores, in parts against one task per head", tc, threads),
+				f32Pair{"out", gotOut, wantOut}, f32Pair{"prob", gotProb, wantProb}, f32Pair{"probDrop", gotPD, wantPD})
 		}
 	}
 }
@@ -174,30 +167,14 @@ func TestAttentionBackwardStore(t *testing.T) {
 		if !tc.tokenMajor { // compare head-major gradients with the hook's
 			for _, threads := range []int{1, 2} {
 				gq, gk, gv := hooked(threads)
-				for _, c := range []struct {
-					name      string
-					got, want []float32
-				}{{"dq", gq, wq}, {"dk", gk, wk}, {"dv", gv, wv}} {
-					for i := range c.want {
-						if math.Float32bits(c.got[i]) != math.Float32bits(c.want[i]) {
-							t.Fatalf("%+v on %d threads: %s[%d] = %v through sampleDone, %v stored in the views", tc, threads, c.name, i, c.got[i], c.want[i])
-						}
-					}
-				}
+				sameBits32(t, fmt.Sprintf("%+v on %d threads, through sampleDone against stored in the views", tc, threads),
+					f32Pair{"dq", gq, wq}, f32Pair{"dk", gk, wk}, f32Pair{"dv", gv, wv})
 			}
 		}
 		for _, threads := range []int{1, 2} {
 			gq, gk, gv := run(true, threads)
-			for _, c := range []struct {
-				name      string
-				got, want []float32
-			}{{"dq", gq, wq}, {"dk", gk, wk}, {"dv", gv, wv}} {
-				for i := range c.want {
-					if math.Float32bits(c.got[i]) != math.Float32bits(c.want[i]) {
-						t.Fatalf("%+v on %d threads: %s[%d] = %v stored straight, %v through the scratch", tc, threads, c.name, i, c.got[i], c.want[i])
-					}
-				}
-			}
+			sameBits32(t, fmt.Sprintf("%+v on %d threads, stored straight against through the scratch", tc, threads),
+				f32Pair{"dq", gq, wq}, f32Pair{"dk", gk, wk}, f32Pair{"dv", gv, wv})
 		}
 		dq := HeadMajor(wq, tc.H, L, hd)
 		if tc.tokenMajor {
@@ -215,6 +192,25 @@ func TestAttentionBackwardStore(t *testing.T) {
 						}
 					}
 				}
+			}
+		}
+	}
+}
+
+// f32Pair is a named result and what it must equal, for sameBits32.
+type f32Pair struct {
+	name      string
+	got, want []float32
+}
+
+// sameBits32 fails t unless every pair is equal bit for bit; ctx says
+// which runs were compared.
+func sameBits32(t *testing.T, ctx string, pairs ...f32Pair) {
+	t.Helper()
+	for _, c := range pairs {
+		for i := range c.want {
+			if math.Float32bits(c.got[i]) != math.Float32bits(c.want[i]) {
+				t.Fatalf("%s: %s[%d] = %v, want %v", ctx, c.name, i, c.got[i], c.want[i])
 			}
 		}
 	}
