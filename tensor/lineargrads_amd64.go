@@ -59,13 +59,13 @@ func linearGrads32(dIn, dW, dOut, in, w []float32, n, i, o int, accumIn bool) bo
 				}
 			}
 			kc := g.kc(k1 - k0)
-			pack := g.packBuf(min(k1-k0, kc))
+			dWBlock, release := g.dWBlocks(min(k1-k0, kc))
 			a, b := dOut[k0*o:], in[k0*i:]
 			forKBlocks(true, false, k1-k0, kc, o, i, bet, func(kb, aOff, bOff int, bt float32) {
 				dInRows(min(panelUp(k0+aOff/o+kb), end))
-				g.dW(c, a[aOff:], b[bOff:], kb, bt, pack)
+				dWBlock(c, a[aOff:], b[bOff:], kb, bt)
 			})
-			g.putBuf(pack)
+			release()
 		}
 	})
 	addPieces(dW, i, buf, o, i, p)
@@ -75,18 +75,17 @@ func linearGrads32(dIn, dW, dOut, in, w []float32, n, i, o int, accumIn bool) bo
 
 // gradsDriver is how linearGrads32 runs its products on one assembly
 // driver, for a layer of i inputs and o outputs: rows is its panel (the
-// rows of dIn a call computes at once), dIn computes rows of dIn = dOut·W
-// on W packed once, dW one k block of dW (+)= dOutᵀ·in into c, kc is
-// serial's k block for a product of depth k, and packBuf and putBuf lend
-// a k block's packed op(B).
+// rows of dIn a call computes at once), kc is serial's k block for a
+// product of depth k, dIn computes rows of dIn = dOut·W on W packed once
+// (release returns that), and dWBlocks lends a piece a packing buffer for
+// k blocks up to kb deep: dW computes one k block of dW (+)= dOutᵀ·in
+// into c, done returns the buffer.
 type gradsDriver struct {
-	rows    int
-	kc      func(k int) int
-	dIn     func(dIn, dOut []float32, rows int, beta float32)
-	dW      func(c, dOut, in []float32, kb int, beta float32, pack any)
-	packBuf func(kb int) any
-	putBuf  func(pack any)
-	release func()
+	rows     int
+	kc       func(k int) int
+	dIn      func(dIn, dOut []float32, rows int, beta float32)
+	dWBlocks func(kb int) (dW func(c, dOut, in []float32, kb int, beta float32), done func())
+	release  func()
 }
 
 // asmGrads is the fp32 tiles' gradsDriver: serialAsm's and asmParallelM's
@@ -100,13 +99,13 @@ func asmGrads(t tileKernel, w []float32, i, o int) gradsDriver {
 		dIn: func(dIn, dOut []float32, rows int, beta float32) {
 			asmCompute(t, false, rows, i, o, 1, dOut, o, *wp, beta, dIn, i)
 		},
-		dW: func(c, dOut, in []float32, kb int, beta float32, pack any) {
-			bp := *pack.(*[]float32)
-			asmPackB(false, in, i, i, kb, bp)
-			asmCompute(t, true, o, i, kb, 1, dOut, o, bp, beta, c, i)
+		dWBlocks: func(kb int) (func(c, dOut, in []float32, kb int, beta float32), func()) {
+			bp := asmBufs.get(asmPackedLen(i, kb))
+			return func(c, dOut, in []float32, kb int, beta float32) {
+				asmPackB(false, in, i, i, kb, *bp)
+				asmCompute(t, true, o, i, kb, 1, dOut, o, *bp, beta, c, i)
+			}, func() { asmBufs.put(bp) }
 		},
-		packBuf: func(kb int) any { return asmBufs.get(asmPackedLen(i, kb)) },
-		putBuf:  func(pack any) { asmBufs.put(pack.(*[]float32)) },
 		release: func() { asmBufs.put(wp) },
 	}
 }
@@ -122,13 +121,13 @@ func bf16Grads(d bfDriver, w []float32, i, o int) gradsDriver {
 		dIn: func(dIn, dOut []float32, rows int, beta float32) {
 			d.compute(bfA{f: dOut, ld: o}, rows, i, o, 1, *wp, beta, dIn, i)
 		},
-		dW: func(c, dOut, in []float32, kb int, beta float32, pack any) {
-			bp := *pack.(*[]uint32)
-			d.layout.pack(false, in, i, i, kb, bp)
-			d.compute(bfA{f: dOut, ld: o, trans: true}, o, i, kb, 1, bp, beta, c, i)
+		dWBlocks: func(kb int) (func(c, dOut, in []float32, kb int, beta float32), func()) {
+			bp := bf16Bufs.get(d.layout.size(i, kb))
+			return func(c, dOut, in []float32, kb int, beta float32) {
+				d.layout.pack(false, in, i, i, kb, *bp)
+				d.compute(bfA{f: dOut, ld: o, trans: true}, o, i, kb, 1, *bp, beta, c, i)
+			}, func() { bf16Bufs.put(bp) }
 		},
-		packBuf: func(kb int) any { return bf16Bufs.get(d.layout.size(i, kb)) },
-		putBuf:  func(pack any) { bf16Bufs.put(pack.(*[]uint32)) },
 		release: func() { bf16Bufs.put(wp) },
 	}
 }
