@@ -61,7 +61,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--threads", type=int, default=2, help="threads for both (GOMAXPROCS, torch threads)")
-    ap.add_argument("--precision", default="fp32,bf16")
+    ap.add_argument("--precision", default="",
+                    help="romae's precisions (default fp32,bf16; fp32 alone with --isa avx2, where bf16 has no kernel)")
     ap.add_argument("--batch", type=int, default=32, help="samples per step for both (1: a service's latency)")
     ap.add_argument("--workloads", default="pretrain,finetune,infer")
     ap.add_argument("--isa", choices=["native", "avx2"], default="native",
@@ -75,6 +76,10 @@ def main():
     if a.anchor_only:
         anchor_main(a.steps, a.batch, a.workloads.split(","))
         return
+    if not a.precision:
+        a.precision = "fp32" if a.isa == "avx2" else "fp32,bf16"
+    if a.isa == "avx2" and "bf16" in a.precision.split(","):
+        sys.exit("--isa avx2 --precision bf16: romae refuses bf16 without AVX512_BF16 or AMX (no bf16 kernel there)")
     workloads = a.workloads.split(",")
     if a.batch < 1 or not workloads or any(w not in NAMES.values() for w in workloads):
         sys.exit("--batch must be >= 1 and --workloads a list of pretrain, finetune, infer")
