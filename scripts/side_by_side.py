@@ -51,6 +51,14 @@ def cpu_name():
     return "%s (family %s, model %s)" % (info["model name"], info["cpu family"], info["model"])
 
 
+def bf16_refused(romae, env):
+    """Why romae refuses bf16 products here (no AVX512_BF16 or AMX, or
+    --isa avx2), or "" when it runs them: a one-step bench says."""
+    r = subprocess.run([romae, "bench", "--workload", "infer", "--precision", "bf16", "--batch-size", "1",
+                        "--tokens", "2", "--steps", "1", "--warmup", "0"], capture_output=True, text=True, env=env)
+    return "" if r.returncode == 0 else (r.stderr.strip() or "exit status %d" % r.returncode)
+
+
 def run_json(cmd, env=None):
     out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
     return [json.loads(l) for l in out.splitlines() if l.startswith("{")]
@@ -62,7 +70,8 @@ def main():
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--threads", type=int, default=2, help="threads for both (GOMAXPROCS, torch threads)")
     ap.add_argument("--precision", default="",
-                    help="romae's precisions (default fp32,bf16; fp32 alone with --isa avx2, where bf16 has no kernel)")
+                    help="romae's precisions (default fp32,bf16, or fp32 alone where romae refuses bf16: "
+                         "a CPU without AVX512_BF16 or AMX, and --isa avx2)")
     ap.add_argument("--batch", type=int, default=32, help="samples per step for both (1: a service's latency)")
     ap.add_argument("--workloads", default="pretrain,finetune,infer")
     ap.add_argument("--isa", choices=["native", "avx2"], default="native",
@@ -76,10 +85,6 @@ def main():
     if a.anchor_only:
         anchor_main(a.steps, a.batch, a.workloads.split(","))
         return
-    if not a.precision:
-        a.precision = "fp32" if a.isa == "avx2" else "fp32,bf16"
-    if a.isa == "avx2" and "bf16" in a.precision.split(","):
-        sys.exit("--isa avx2 --precision bf16: romae refuses bf16 without AVX512_BF16 or AMX (no bf16 kernel there)")
     workloads = a.workloads.split(",")
     if a.batch < 1 or not workloads or any(w not in NAMES.values() for w in workloads):
         sys.exit("--batch must be >= 1 and --workloads a list of pretrain, finetune, infer")
@@ -95,9 +100,16 @@ def main():
     if a.isa == "avx2":
         env.update(GODEBUG="cpu.avx512f=off", ATEN_CPU_CAPABILITY="avx2", OPENBLAS_CORETYPE="Haswell",
                    DNNL_MAX_CPU_ISA="AVX2")
+    refused = bf16_refused(romae, env)
+    if not a.precision:
+        a.precision = "fp32,bf16" if not refused else "fp32"
+    elif refused and "bf16" in a.precision.split(","):
+        sys.exit("--precision bf16: " + refused)
     cpu = cpu_name()
     print("CPU: %s; instruction set: %s; %d threads each; batch %d; load average at start %s" % (
         cpu, a.isa, a.threads, a.batch, os.getloadavg()[0]), flush=True)
+    if refused:
+        print("romae in fp32 only: " + refused, flush=True)
     rows = []  # (round, workload, precision, anchor, romae)
     out = open(a.out, "a") if a.out else None
     for r in range(a.rounds):
