@@ -1,6 +1,10 @@
 package model
 
-import "math"
+import (
+	"math"
+
+	"romae/tensor"
+)
 
 // StepBytes is a lower bound on the memory the stacks of a model with
 // this configuration keep for one step on B samples of up to n data tokens:
@@ -45,7 +49,8 @@ func (c *Config) stackShape(s Size) *stack[float32] {
 }
 
 // actFloats is how many values resize(s, B, L, prefix, train) gives the
-// stack's activation buffers (their lengths): every d- and ffn-wide
+// stack's activation buffers (their lengths; a BF16Rows counts its bytes
+// over 4): every d- and ffn-wide
 // buffer, the saved attention probabilities and masks, and in training the
 // gradients. TestActFloats holds it to resize's allocations.
 func (s *stack[T]) actFloats(B, L, prefix int, train bool) int64 {
@@ -60,7 +65,11 @@ func (s *stack[T]) actFloats(B, L, prefix int, train bool) int64 {
 		layers, streams = int64(s.Depth), int64(s.Depth)+1
 	}
 	perLayer := 6*nd + 2*N + 2*nf // norm1, q, k, merged, h, norm2; rstd1, rstd2; pre, act
-	total := streams*nd + 4*nd    // the residual stream; lin and the fused q|k|v lin3
+	if keepsBF16(train, s.hiddenDrop) {
+		// norm2 and act kept in bf16 only: their BF16Rows, in float32s.
+		perLayer += (tensor.BF16RowsBytes(int(N), int(d))+tensor.BF16RowsBytes(int(N), int(f)))/4 - nd - nf
+	}
+	total := streams*nd + 4*nd // the residual stream; lin and the fused q|k|v lin3
 	if train {
 		perLayer += nd + nll // v, prob
 		if s.attnDrop > 0 {

@@ -4,8 +4,10 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"testing"
+	"unsafe"
 
 	"romae/data"
+	"romae/tensor"
 )
 
 // actLen sums the lengths of every float32 buffer of a stack's activations
@@ -23,6 +25,8 @@ func actLen(a *stackActs[float32]) int64 {
 			for i := range v.Len() {
 				walk(v.Index(i))
 			}
+		case v.Kind() == reflect.Struct && v.Type() == reflect.TypeFor[tensor.BF16Rows]():
+			n += (*tensor.BF16Rows)(unsafe.Pointer(v.UnsafeAddr())).Bytes() / 4 // an unexported field: no Interface
 		case v.Kind() == reflect.Struct && v.Type() == reflect.TypeFor[layerActs[float32]]():
 			for i := range v.NumField() {
 				walk(v.Field(i))
@@ -32,9 +36,11 @@ func actLen(a *stackActs[float32]) int64 {
 	v := reflect.ValueOf(a).Elem()
 	for i := range v.NumField() {
 		switch v.Type().Field(i).Name {
-		case "selX", "selMerged", "selOut", "selDx", "selDMerged", "dAngles":
-			// grown on first use by [CLS]-only last blocks and SIREN-RoPE,
-			// not by resize: at most B·d each, not counted by the bound
+		case "selX", "selMerged", "selOut", "selDx", "selDMerged", "dAngles", "opBF":
+			// grown on first use by [CLS]-only last blocks, SIREN-RoPE and
+			// bf16 products (the next product's rounded operand), not by
+			// resize: at most B·d each or one product's input in bf16, not
+			// counted by the bound
 		default:
 			walk(v.Field(i))
 		}

@@ -1109,6 +1109,49 @@ func TestRowwiseTailChunksTraining(t *testing.T) {
 	})
 }
 
+// TestKeepBF16Acts: with bf16 products, a training pass keeps the MLP's
+// product inputs (RMSNorm(h), SiLU's output) in bf16 only and the weight
+// gradients read them from there (keepBF). Losses and every gradient over
+// two steps equal those of the pass that keeps them in float32 and lets
+// the products round them, bit for bit, with the row-wise part in chunks
+// and layer by layer (where the last block of a classifier runs on its
+// [CLS] rows alone), with attention dropout and drop path on; the float32
+// copies are then not allocated. Under fp32 products, and with hidden
+// dropout, the pass keeps float32 as before.
+func TestKeepBF16Acts(t *testing.T) {
+	defer func(k, c bool) { keepBF16Acts, chunkTail = k, c }(keepBF16Acts, chunkTail)
+	defer tensor.SetThreads(0)
+	tensor.SetThreads(2)
+	eachPrecisionTask(t, func(t *testing.T, task string) {
+		for _, chunks := range []bool{true, false} {
+			chunkTail = chunks
+			keepBF16Acts = false
+			wantLoss, want, _ := trainStepsWith(t, task, 5, 0, nil)
+			keepBF16Acts = true
+			gotLoss, got, _ := trainStepsWith(t, task, 5, 0, func(ws *Workspace[float32]) {
+				l := &ws.enc.layers[0]
+				if kept := ws.enc.keepBF; kept != tensor.BF16Operands() {
+					t.Fatalf("chunks %v: bf16 kept %v, bf16 products %v", chunks, kept, tensor.BF16Operands())
+				} else if kept && (len(l.act) != 0 || len(l.norm2) != 0) {
+					t.Fatalf("chunks %v: float32 act and norm2 still kept (%d, %d values) beside bf16", chunks, len(l.act), len(l.norm2))
+				} else if r, c := l.actBF.Shape(); kept && (r == 0 || c != 96) {
+					t.Fatalf("chunks %v: bf16 act %d×%d", chunks, r, c)
+				}
+			})
+			if be := tensor.BackendName(); be == "openblas" || be == "gonum" {
+				closeLossGrads(t, be, gotLoss, wantLoss, got, want)
+				continue
+			}
+			sameBits(t, fmt.Sprintf("bf16 kept, chunks %v", chunks), gotLoss, wantLoss, got, want)
+		}
+		trainStepsWith(t, task, 5, 0.1, func(ws *Workspace[float32]) {
+			if ws.enc.keepBF {
+				t.Fatal("bf16 kept with hidden-layer dropout")
+			}
+		})
+	})
+}
+
 // TestQKVRoPEGroupsTraining: a training pass packs each block's q|k|v
 // weight once (packQKV) and runs the q|k|v product, RoPE and the head
 // split in groups of samples. Loss and every gradient must equal the
@@ -1227,9 +1270,17 @@ func TestInverseRoPEPerSample(t *testing.T) {
 // shows in the later passes.
 func trainSteps(t *testing.T, task string, B int) (losses []float64, grads [][]float32, ws *Workspace[float32]) {
 	t.Helper()
+	return trainStepsWith(t, task, B, 0.1, nil)
+}
+
+// trainStepsWith is trainSteps with the MLP's hidden-layer dropout at
+// hidden, calling inspect (when set) after each training step's backward
+// pass.
+func trainStepsWith(t *testing.T, task string, B int, hidden float64, inspect func(ws *Workspace[float32])) (losses []float64, grads [][]float32, ws *Workspace[float32]) {
+	t.Helper()
 	cfg := smallConfig(task, 2)
 	cfg.Encoder = Size{DModel: 64, Heads: 2, Depth: 2, FFN: 96}
-	cfg.AttnDropout, cfg.HiddenDropout, cfg.DropPath = 0.1, 0.1, 0.1
+	cfg.AttnDropout, cfg.HiddenDropout, cfg.DropPath = 0.1, hidden, 0.1
 	bt := testBatch(B, 50, 2, 2, false, 17)
 	mask := testMask(bt, 6)
 	m, err := New[float32](cfg, 3)
@@ -1260,6 +1311,9 @@ func trainSteps(t *testing.T, task string, B int) (losses []float64, grads [][]f
 			m.BackwardTask(ws)
 		}
 		grads = append(grads, append([]float32(nil), m.G...))
+		if inspect != nil {
+			inspect(ws)
+		}
 		for i, g := range m.G {
 			m.W[i] -= 0.05 * g
 		}

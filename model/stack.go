@@ -63,6 +63,17 @@ func linearForward[T tensor.Float](pw *tensor.PackedWeight[T], out, in, w []T, n
 // output in bf16 for it (bf16Operand); tests turn it off to compare.
 var producerRounding = true
 
+// keepBF16Acts lets a bf16 training pass keep the MLP's product inputs in
+// bf16 only (stackActs.keepBF); tests turn it off to compare.
+var keepBF16Acts = true
+
+// keepsBF16 is whether a float32 pass (train: training) with hidden-layer
+// dropout rate hidden keeps the MLP's product inputs in bf16 only, with
+// products on a bf16 kernel (stackActs.keepBF).
+func keepsBF16(train bool, hidden float64) bool {
+	return train && keepBF16Acts && hidden == 0 && producerRounding && tensor.BF16Operands()
+}
+
 // bf16Operand is the scratch in which a layer stores its output rounded
 // to bf16 for the product that reads it next (tensor.BF16Rows), so the
 // product does not round and pack it again; nil where products do not
@@ -79,24 +90,34 @@ func (a *stackActs[T]) bf16Operand() *tensor.BF16Rows {
 // keeping norm and rstd for the backward pass. With bf16 products the
 // norm is stored in bf16 as it is computed (bf16Operand), and in float32
 // only when training, and the product reads the bf16 copy: the same
-// result to the bit, without rounding and packing norm again.
-func (a *stackActs[T]) normLinear(pw *tensor.PackedWeight[T], out, norm, rstd, in, g, w []T, n, d, o int, eps float64) {
+// result to the bit, without rounding and packing norm again. keep, when
+// set (keepBF), is where a training pass keeps norm for the backward pass,
+// in bf16 only: it is the product's operand, and norm is not written.
+func (a *stackActs[T]) normLinear(pw *tensor.PackedWeight[T], out, norm, rstd, in, g, w []T, n, d, o int, eps float64, keep *tensor.BF16Rows) {
 	bf := a.bf16Operand()
 	if bf == nil {
 		nn.RMSNormForward(norm, rstd, in, g, n, d, eps)
 		linearForward(pw, out, norm, w, n, d, o)
 		return
 	}
-	nn.RMSNormForwardBF16(bf, a.kept(norm), f32(rstd), f32(in), f32(g), n, d, eps)
+	kept := a.kept(norm)
+	if keep != nil {
+		bf, kept = keep, nil
+	}
+	nn.RMSNormForwardBF16(bf, kept, f32(rstd), f32(in), f32(g), n, d, eps)
 	nn.LinearForwardBF16(f32(out), bf, f32(w), packed32(pw), o)
 }
 
 // siluLinear is out = Dropout(SiLU(pre))·wᵀ (mask empty: no dropout),
 // keeping act for the backward pass; without dropout, act goes to the
-// product in bf16 as normLinear's norm does.
-func (a *stackActs[T]) siluLinear(pw *tensor.PackedWeight[T], out, act, pre, mask, w []T, n, f, o int) {
+// product in bf16 as normLinear's norm does, and keep is as normLinear's.
+func (a *stackActs[T]) siluLinear(pw *tensor.PackedWeight[T], out, act, pre, mask, w []T, n, f, o int, keep *tensor.BF16Rows) {
 	if bf := a.bf16Operand(); bf != nil && len(mask) == 0 {
-		nn.SiLUForwardBF16(bf, a.kept(act), f32(pre), n, f)
+		kept := a.kept(act)
+		if keep != nil {
+			bf, kept = keep, nil
+		}
+		nn.SiLUForwardBF16(bf, kept, f32(pre), n, f)
 		nn.LinearForwardBF16(f32(out), bf, f32(w), packed32(pw), o)
 		return
 	}
@@ -135,6 +156,18 @@ type layerActs[T tensor.Float] struct {
 	h, norm2, rstd2, pre, act         []T
 	prob, probDrop, attnMask, hidMask []T
 	dp1, dp2                          []T
+	// norm2BF and actBF replace norm2 and act when the pass keeps them in
+	// bf16 (keepBF): [rows, d] and [rows, ffn].
+	norm2BF, actBF tensor.BF16Rows
+}
+
+// keptBF is bf when the pass keeps the MLP's product inputs in bf16
+// (keepBF), else nil.
+func (l *layerActs[T]) keptBF(a *stackActs[T], bf *tensor.BF16Rows) *tensor.BF16Rows {
+	if !a.keepBF {
+		return nil
+	}
+	return bf
 }
 
 // stackActs holds everything a stack's forward pass keeps for its backward
@@ -151,6 +184,17 @@ type layerActs[T tensor.Float] struct {
 type stackActs[T tensor.Float] struct {
 	B, L  int
 	train bool
+	// keepBF: a training pass whose products round their operands to
+	// bf16 keeps the MLP's two product inputs, RMSNorm(h) and SiLU's
+	// output, in bf16 only (layerActs.norm2BF, actBF): the backward pass
+	// reads them only as the weight gradients' operand, which the bf16
+	// products would round to the same bits (nn.LinearBackwardBF16).
+	// Half the bytes written by the forward pass and read by the backward
+	// (18.5 + 4.6 MB a block in float32 for RoMAE-tiny fine-tuning), and
+	// no rounding and packing of float32 rows read back from memory.
+	// Set by resize; not with hidden-layer dropout (the float32 path
+	// drops act in place).
+	keepBF bool
 	// prefix, when ≥ 0, switches attention to nn.PrefixAttentionForward:
 	// rows from prefix on (a decoder's queries) see the first prefix keys
 	// and their own key only, and the first prefix rows see only each
@@ -193,6 +237,7 @@ type stackActs[T tensor.Float] struct {
 // stackActs.prefix (−1: full attention).
 func (a *stackActs[T]) resize(s *stack[T], B, L, prefix int, train bool) {
 	a.B, a.L, a.train, a.prefix = B, L, train, prefix
+	a.keepBF = a.bf16Operand() != nil && keepsBF16(train, s.hiddenDrop)
 	N, d, f, H := B*L, s.DModel, s.FFN, s.Heads
 	nd, nf, nll := N*d, N*f, B*H*L*a.probCols()
 	if len(a.res) != s.Depth+1 {
@@ -209,12 +254,17 @@ func (a *stackActs[T]) resize(s *stack[T], B, L, prefix int, train bool) {
 			break
 		}
 		l := &a.layers[i]
-		for _, p := range []*[]T{&l.norm1, &l.q, &l.k, &l.merged, &l.h, &l.norm2} {
+		for _, p := range []*[]T{&l.norm1, &l.q, &l.k, &l.merged, &l.h} {
 			*p = bufs.Resize(*p, nd)
 		}
+		l.norm2 = growIf(l.norm2, nd, !a.keepBF)
 		l.v = growIf(l.v, nd, train)
 		l.rstd1, l.rstd2 = bufs.Resize(l.rstd1, N), bufs.Resize(l.rstd2, N)
-		l.pre, l.act = bufs.Resize(l.pre, nf), bufs.Resize(l.act, nf)
+		l.pre, l.act = bufs.Resize(l.pre, nf), growIf(l.act, nf, !a.keepBF)
+		if a.keepBF { // sized for every row, as norm2 and act are (the last block may use fewer)
+			l.norm2BF.Resize(N, d)
+			l.actBF.Resize(N, f)
+		}
 		l.prob = growIf(l.prob, nll, train)
 		// Regularisation buffers are empty (len 0) when not training or
 		// when their rate is 0; layer 0 never drops its path.
@@ -291,7 +341,7 @@ func (s *stack[T]) forward(a *stackActs[T], keyPad []bool, rng *rand.Rand) {
 			}
 			a.qkvRoPE(pw, l, x, blk, s, qkvSamples(pw, B, L))
 		} else {
-			a.normLinear(pk.qkv, a.lin3, l.norm1, l.rstd1, x, blk.attnNorm.W, qkvWeights(blk, false), N, d, 3*d, s.eps)
+			a.normLinear(pk.qkv, a.lin3, l.norm1, l.rstd1, x, blk.attnNorm.W, qkvWeights(blk, false), N, d, 3*d, s.eps, nil)
 			nn.SplitHeadsLD(l.q, a.lin3, 3*d, B, L, H, hd)
 			nn.SplitHeadsLD(l.k, a.lin3[d:], 3*d, B, L, H, hd)
 		}
@@ -333,6 +383,11 @@ func (s *stack[T]) forward(a *stackActs[T], keyPad []bool, rng *rand.Rand) {
 				rows: rows, perSample: rows / B, d: d, f: f, eps: s.eps}
 			if a.train {
 				tail.h, tail.norm, tail.rstd, tail.pre, tail.act = f32(l.h), f32(l.norm2), f32(l.rstd2), f32(l.pre), f32(l.act)
+				if a.keepBF {
+					l.norm2BF.Resize(rows, d)
+					l.actBF.Resize(rows, f)
+					tail.normBF, tail.actBF = &l.norm2BF, &l.actBF
+				}
 				tail.dp1, tail.dp2, tail.hidMask = f32(l.dp1), f32(l.dp2), f32(l.hidMask)
 			}
 			tail.run()
@@ -341,8 +396,8 @@ func (s *stack[T]) forward(a *stackActs[T], keyPad []bool, rng *rand.Rand) {
 			nn.ResidualAdd(l.h, xr, a.lin, nilIfEmpty(l.dp1), B, rows/B, d)
 
 			// MLP branch.
-			a.normLinear(pk.w1, l.pre, l.norm2, l.rstd2, l.h, blk.ffnNorm.W, blk.w1.w.W, rows, d, f, s.eps)
-			a.siluLinear(pk.w2, a.lin, l.act, l.pre, l.hidMask, blk.w2.w.W, rows, f, d)
+			a.normLinear(pk.w1, l.pre, l.norm2, l.rstd2, l.h, blk.ffnNorm.W, blk.w1.w.W, rows, d, f, s.eps, l.keptBF(a, &l.norm2BF))
+			a.siluLinear(pk.w2, a.lin, l.act, l.pre, l.hidMask, blk.w2.w.W, rows, f, d, l.keptBF(a, &l.actBF))
 			nn.ResidualAdd(outr, l.h, a.lin, nilIfEmpty(l.dp2), B, rows/B, d)
 		}
 		if sel {
@@ -450,6 +505,7 @@ type rowTail struct {
 	pk                      packedBlock[float32]
 	out, x, merged, g       []float32
 	h, norm, rstd, pre, act []float32
+	normBF, actBF           *tensor.BF16Rows // set: norm and act are kept in bf16 only (keepBF)
 	dp1, dp2, hidMask       []float32
 	rows, perSample, d, f   int
 	eps                     float64
@@ -461,9 +517,12 @@ func (t *rowTail) run() {
 	tensor.ParallelFor((t.rows+chunk-1)/chunk, 1, func(lo, hi int) {
 		buf := tailScratch.Get().(*[]float32)
 		defer tailScratch.Put(buf)
-		if keep {
+		switch {
+		case t.normBF != nil:
+			*buf = bufs.Resize(*buf, chunk*(2*d+f))
+		case keep:
 			*buf = bufs.Resize(*buf, chunk*d)
-		} else {
+		default:
 			*buf = bufs.Resize(*buf, chunk*(3*d+f))
 		}
 		lin := (*buf)[:chunk*d]
@@ -473,7 +532,13 @@ func (t *rowTail) run() {
 			nd, nf := n*d, n*f
 			var h, norm, pre, act, rstd []float32
 			if keep {
-				h, norm, pre, act, rstd = t.h[r0*d:], t.norm[r0*d:], t.pre[r0*f:], t.act[r0*f:], t.rstd[r0:]
+				h, pre, rstd = t.h[r0*d:], t.pre[r0*f:], t.rstd[r0:]
+				if t.normBF != nil { // float32 in the chunk's scratch, kept in bf16
+					sc := (*buf)[chunk*d:]
+					norm, act = sc[:chunk*d], sc[chunk*d:]
+				} else {
+					norm, act = t.norm[r0*d:], t.act[r0*f:]
+				}
 			} else {
 				sc := (*buf)[chunk*d:]
 				h, norm, pre = sc[:chunk*d], sc[chunk*d:2*chunk*d], sc[2*chunk*d:]
@@ -487,14 +552,24 @@ func (t *rowTail) run() {
 					rstd[r] = s
 				}
 			}
-			tensor.GemmPackedSerial(n, 1, norm, d, t.pk.w1, 0, pre, f)
+			if t.normBF != nil { // the product reads the rounded rows kept for the backward pass
+				t.normBF.Store(r0, n, norm, d)
+				tensor.GemmPackedSerialBF16Rows(t.normBF, r0, n, 1, t.pk.w1, 0, pre, f)
+			} else {
+				tensor.GemmPackedSerial(n, 1, norm, d, t.pk.w1, 0, pre, f)
+			}
 			tensor.SiLU32(act[:nf], pre[:nf])
 			if len(t.hidMask) > 0 {
 				for i, m := range t.hidMask[r0*f : r0*f+nf] {
 					act[i] *= m
 				}
 			}
-			tensor.GemmPackedSerial(n, 1, act, f, t.pk.w2, 0, lin, d)
+			if t.actBF != nil {
+				t.actBF.Store(r0, n, act, f)
+				tensor.GemmPackedSerialBF16Rows(t.actBF, r0, n, 1, t.pk.w2, 0, lin, d)
+			} else {
+				tensor.GemmPackedSerial(n, 1, act, f, t.pk.w2, 0, lin, d)
+			}
 			t.residual(t.out[r0*d:r0*d+nd], h[:nd], lin[:nd], t.dp2, r0, n)
 		}
 	})
@@ -546,7 +621,7 @@ func (a *stackActs[T]) qkvRoPE(pw *tensor.PackedWeight[T], l *layerActs[T], x []
 	for b0 := 0; b0 < B; b0 += nb {
 		n := min(nb, B-b0)
 		r0, rows := b0*L, n*L
-		a.normLinear(pw, a.lin3[r0*3*d:], l.norm1[r0*d:], l.rstd1[r0:], x[r0*d:], blk.attnNorm.W, qkvWeights(blk, false), rows, d, 3*d, s.eps)
+		a.normLinear(pw, a.lin3[r0*3*d:], l.norm1[r0*d:], l.rstd1[r0:], x[r0*d:], blk.attnNorm.W, qkvWeights(blk, false), rows, d, 3*d, s.eps, nil)
 		a.rotGroup = a.rot.Rows(r0, rows)
 		a.rotGroup.RotateSplit(l.q[b0*H*L*hd:], a.lin3[r0*3*d:], 3*d, n, L, H)
 		a.rotGroup.RotateSplit(l.k[b0*H*L*hd:], a.lin3[r0*3*d+d:], 3*d, n, L, H)
@@ -668,12 +743,20 @@ func (s *stack[T]) backward(a *stackActs[T]) {
 
 		// MLP branch: dx is dLoss/d(h + DropPath(MLP(RMSNorm(h)))).
 		dBranch := a.branchGrad(dx, l.dp2, B, rows/B, d)
-		nn.LinearBackward(a.dAct, blk.w2.w.G, nil, dBranch, l.act, blk.w2.w.W, rows, f, d, false)
+		if a.keepBF {
+			nn.LinearBackwardBF16(f32(a.dAct), f32(blk.w2.w.G), f32(dBranch), &l.actBF, f32(blk.w2.w.W), rows, f, d)
+		} else {
+			nn.LinearBackward(a.dAct, blk.w2.w.G, nil, dBranch, l.act, blk.w2.w.W, rows, f, d, false)
+		}
 		if len(l.hidMask) > 0 {
 			nn.DropoutForward(a.dAct[:rows*f], a.dAct, l.hidMask)
 		}
 		nn.SiLUBackward(a.dPre, a.dAct, l.pre, rows*f)
-		nn.LinearBackward(a.dNorm, blk.w1.w.G, nil, a.dPre, l.norm2, blk.w1.w.W, rows, d, f, false)
+		if a.keepBF {
+			nn.LinearBackwardBF16(f32(a.dNorm), f32(blk.w1.w.G), f32(a.dPre), &l.norm2BF, f32(blk.w1.w.W), rows, d, f)
+		} else {
+			nn.LinearBackward(a.dNorm, blk.w1.w.G, nil, a.dPre, l.norm2, blk.w1.w.W, rows, d, f, false)
+		}
 		nn.RMSNormBackward(dx, blk.ffnNorm.G, a.dNorm, l.h, blk.ffnNorm.W, l.rstd2, rows, d, true)
 
 		// Attention branch: dx is now dLoss/dh.

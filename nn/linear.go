@@ -53,3 +53,12 @@ func LinearBackward[T tensor.Float](dIn, dW, dB, dOut, in, w []T, n, i, o int, a
 		}
 	}
 }
+
+// LinearBackwardBF16 is LinearBackward without a bias, with in given as
+// the bf16 rows LinearForwardBF16 read (a bf16 training pass keeps its
+// product inputs that way only): dIn overwritten, dW added to, the same
+// bits as LinearBackward on the float32 input under bf16 products
+// (tensor.LinearGradsBF16In).
+func LinearBackwardBF16(dIn, dW, dOut []float32, in *tensor.BF16Rows, w []float32, n, i, o int) {
+	tensor.LinearGradsBF16In(dIn, dW, dOut, in, w, n, i, o, false)
+}

@@ -379,6 +379,80 @@ func (l bfLayout) packSliver(transB bool, b []float32, ldb, n, k, u int, dst []u
 	clear(d[kp(s.kb)*bfNR:])
 }
 
+// packRows is pack of op(B) = rows r0 … r0+k−1 of b (k×n, not
+// transposed) from bf16 rows, on w workers: the same pairs pack makes
+// from the float32 rows b was stored from, as BF16Rows.Store rounds them
+// as the packing does. Each k block is read row pair by row pair across
+// all its slivers (from float32 rows it is sliver by sliver, every row
+// visited once per sliver, 1.5 KB apart), the pairs shared out over the
+// workers.
+func (l bfLayout) packRows(b *BF16Rows, r0, n, k int, dst []uint32, w int) {
+	for jc := 0; jc < n; jc += bfNC {
+		sl := (min(bfNC, n-jc) + bfNR - 1) / bfNR
+		for pc := 0; pc < k; pc += l.kc {
+			kb, pp := min(l.kc, k-pc), l.pairs(min(l.kc, k-pc))
+			off := jc*l.colPairs(k) + pc/l.kc*l.pairs(l.kc)*sl*bfNR
+			blk := dst[off : off+sl*pp*bfNR]
+			if w <= 1 {
+				packBF16BRows(b, r0+pc, jc, kb, sl, pp, 0, pp, blk)
+				continue
+			}
+			ParallelFor(pp, 8, func(lo, hi int) { // the zero pairs past kp(kb) too
+				packBF16BRows(b, r0+pc, jc, kb, sl, pp, lo, hi, blk)
+			})
+		}
+	}
+}
+
+// packBF16BRows packs pairs p0 … p1−1 of the kb rows of b from row pc,
+// columns j0 … j0+32·sl−1, as sl slivers of pairsPad pairs of rows each
+// (zeros past kp(kb)): what packBF16B makes of the float32 rows, sliver
+// by sliver. A last sliver narrower than 32 columns reads the rows' zero
+// padding past b's columns (every row holds a multiple of 32 of them),
+// which are its zero lanes; an odd last row pairs with zeros.
+func packBF16BRows(b *BF16Rows, pc, j0, kb, sl, pairsPad, p0, p1 int, d []uint32) {
+	kp, ld := kp(kb), 2*b.ld // ld: bf16 values per row
+	v := unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(b.pairs))), 2*len(b.pairs))
+	out := unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(d))), 2*len(d))
+	lo, hi := archsimd.LoadUint16x32(&rowPairWords[0]), archsimd.LoadUint16x32(&rowPairWords[1])
+	sliver := 2 * pairsPad * bfNR // one sliver's bf16 values
+	for p := p0; p < min(p1, kp); p++ {
+		r0 := v[(pc+2*p)*ld+j0:]
+		var r1 []uint16
+		if 2*p+1 < kb {
+			r1 = v[(pc+2*p+1)*ld+j0:]
+		}
+		for s := range sl {
+			x := archsimd.LoadUint16x32Slice(r0[s*bfNR:])
+			var y archsimd.Uint16x32 // the odd last row's partner: zeros
+			if r1 != nil {
+				y = archsimd.LoadUint16x32Slice(r1[s*bfNR:])
+			}
+			o := out[s*sliver+p*2*bfNR:]
+			x.ConcatPermute(y, lo).StoreSlice(o)
+			x.ConcatPermute(y, hi).StoreSlice(o[bfNR:])
+		}
+	}
+	archsimd.ClearAVXUpperBits()
+	if z0 := max(p0, kp); z0 < p1 {
+		for s := range sl {
+			clear(d[(s*pairsPad+z0)*bfNR : (s*pairsPad+p1)*bfNR])
+		}
+	}
+}
+
+// rowPairWords are packBF16BRows's VPERMI2W indices: words 2j and 2j+1
+// of the pairs of columns j (first) and 16+j (second) are word j of the
+// first row and word j of the second (index 32+j).
+var rowPairWords = func() (idx [2][32]uint16) {
+	for h := range 2 {
+		for j := range 16 {
+			idx[h][2*j], idx[h][2*j+1] = uint16(16*h+j), uint16(32+16*h+j)
+		}
+	}
+	return
+}()
+
 // pack packs all of op(B) on one core.
 func (l bfLayout) pack(transB bool, b []float32, ldb, n, k int, dst []uint32) {
 	for u := range l.slivers(n, k) {

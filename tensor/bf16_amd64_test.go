@@ -123,3 +123,47 @@ func TestTranspose16x16(t *testing.T) {
 		}
 	}
 }
+
+// TestPackBF16BRows: op(B) packed from bf16 rows (a training pass's kept
+// activations, LinearGradsBF16In) is the packing of the float32 rows they
+// were stored from, pair for pair, in both bf16 layouts: k blocks that
+// start at any row and end on an odd row with more rows after it (the
+// odd row pairs with zeros, not the next row), slivers narrower than 32
+// columns, and column counts that are not multiples of 32.
+func TestPackBF16BRows(t *testing.T) {
+	defer SetThreads(0)
+	SetThreads(2)
+	if !BF16Supported() {
+		t.Skipf("no bf16 kernel on this CPU (%s): nothing packs bf16 rows", bf16Why())
+	}
+	rng := rand.New(rand.NewPCG(11, 12))
+	const rows = 1100 // ≥ the deepest k block pair below (7 + 2·512 − 3)
+	for _, n := range []int{8, 20, 32, 180, 720, 800} {
+		b := to32(randSlice(rng, rows*n))
+		var br BF16Rows
+		br.Resize(rows, n)
+		br.Store(0, rows, b, n)
+		for _, l := range []bfLayout{dpbfLayout, amxLayout} {
+			for _, rk := range [][2]int{{0, 1}, {3, 2}, {5, 7}, {1, 33}, {0, l.kc}, {2, l.kc + 1}, {7, 2*l.kc - 3}} {
+				r0, k := rk[0], rk[1]
+				want, got := make([]uint32, l.size(n, k)), make([]uint32, l.size(n, k))
+				l.pack(false, b[r0*n:], n, n, k, want)
+				for _, parallel := range []bool{false, true} {
+					for i := range got {
+						got[i] = 0xdeadbeef // every pair must be written
+					}
+					w := 1
+					if parallel {
+						w = 2
+					}
+					l.packRows(&br, r0, n, k, got, w)
+					for i := range want {
+						if got[i] != want[i] {
+							t.Fatalf("n %d, kc %d, rows %d…%d, parallel %v: pair %d = %#x from bf16 rows, %#x from float32", n, l.kc, r0, r0+k-1, parallel, i, got[i], want[i])
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -35,12 +35,21 @@ func (b *BF16Rows) Resize(rows, cols int) {
 		panic(fmt.Sprintf("tensor.BF16Rows.Resize: %d×%d", rows, cols))
 	}
 	ld := ((cols+1)/2 + 15) &^ 15
-	need := (rows + 31) &^ 31 * ld
+	need := (rows + 31) &^ 31 * ld // BF16RowsBytes/4
 	if cap(b.pairs) < need {
 		b.pairs = make([]uint32, need)
 	}
 	b.pairs = b.pairs[:need]
 	b.rows, b.cols, b.ld = rows, cols, ld
+}
+
+// Bytes is the memory b holds (its capacity, padding included).
+func (b *BF16Rows) Bytes() int64 { return 4 * int64(cap(b.pairs)) }
+
+// BF16RowsBytes is the memory a rows×cols BF16Rows takes when first sized
+// so: rows padded to a multiple of 32, each row's pairs to one of 16.
+func BF16RowsBytes(rows, cols int) int64 {
+	return 4 * int64((rows+31)&^31) * int64(((cols+1)/2+15)&^15)
 }
 
 // Shape is the matrix's rows and columns.
@@ -94,6 +103,31 @@ func GemmBF16Rows(a *BF16Rows, transB bool, n int, alpha float32, b []float32, l
 		scaleC(m, n, beta, c, ldc)
 	case !gemmRowsBF16(a, transB, n, alpha, b, ldb, beta, c, ldc):
 		Gemm(false, transB, m, n, k, alpha, a.Float32(), k, b, ldb, beta, c, ldc)
+	}
+}
+
+// GemmPackedSerialBF16Rows is GemmPackedSerial with A given as rows r0 …
+// r0+m−1 of a, on one core: C = alpha·A·Wᵀ + beta·C, read in place on the
+// bf16 kernel W was packed for, the same bits as GemmPackedSerial on the
+// float32 rows a was stored from (that product rounds them as Store did);
+// on those rows widened back where products run on another kernel now.
+// A training pass that keeps a block's product inputs in bf16 runs its
+// chunks of rows through it (model's rowTail).
+func GemmPackedSerialBF16Rows(a *BF16Rows, r0, m int, alpha float32, w *PackedWeight[float32], beta float32, c []float32, ldc int) {
+	k, n := a.cols, w.out
+	if w.in != k || r0 < 0 || m < 0 || r0+m > a.rows {
+		panic(fmt.Sprintf("tensor.GemmPackedSerialBF16Rows: rows [%d, %d) of %d×%d against W [%d, %d]", r0, r0+m, a.rows, a.cols, w.out, w.in))
+	}
+	checkGemm("GemmPackedSerialBF16Rows", false, true, m, n, k, m*k, k, len(w.w), k, len(c), ldc)
+	switch {
+	case m == 0:
+	case alpha == 0:
+		scaleC(m, n, beta, c, ldc)
+	case w.packedBF != nil && gemmPackedBF16(1, w.bfKernel, bfA{rows: a.pairs[r0*a.ld:], ld: a.ld}, m, n, k, alpha, w.packedBF, beta, c, ldc):
+		// done on W's packing
+	default:
+		rows := BF16Rows{pairs: a.pairs[r0*a.ld:], rows: m, cols: k, ld: a.ld}
+		GemmPackedSerial(m, alpha, rows.Float32(), k, w, beta, c, ldc)
 	}
 }
 

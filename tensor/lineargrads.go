@@ -1,5 +1,7 @@
 package tensor
 
+import "fmt"
+
 // LinearGrads is the backward pass of a linear layer out = in·Wᵀ (in
 // [n, i], W [o, i], out [n, o]) given dOut [n, o]:
 //
@@ -22,7 +24,7 @@ func LinearGrads[T Float](dIn, dW, dOut, in, w []T, n, i, o int, accumIn bool) {
 		checkGemm("LinearGrads dIn", false, false, n, i, o, len(dOut), o, len(w), i, len(dIn), i)
 	}
 	checkGemm("LinearGrads dW", true, false, o, i, n, len(dOut), o, len(in), i, len(dW), i)
-	if dIn != nil && is32[T]() && fuseLinearGrads && linearGrads32(as32(dIn), as32(dW), as32(dOut), as32(in), as32(w), n, i, o, accumIn) {
+	if dIn != nil && is32[T]() && fuseLinearGrads && linearGrads32(as32(dIn), as32(dW), as32(dOut), as32(in), nil, as32(w), n, i, o, accumIn) {
 		return
 	}
 	if dIn != nil {
@@ -39,3 +41,36 @@ func LinearGrads[T Float](dIn, dW, dOut, in, w []T, n, i, o int, accumIn bool) {
 // it can (false: one after the other), a variable so tests and
 // benchmarks can compare both.
 var fuseLinearGrads = true
+
+// LinearGradsBF16In is LinearGrads with the layer input given as the bf16
+// rows a bf16 product read it from in the forward pass ([n, i]), for a
+// training pass that keeps its activations in bf16 only: the weight
+// gradient's product packs them in place of rounding float32 rows it
+// would read back from memory (half the bytes, no conversion). dIn and dW
+// are the same to the bit as LinearGrads on in widened back to float32
+// (rounding a bf16 value again leaves it as it is). Where products run on
+// no bf16 kernel (no training pass keeps bf16 rows then), it runs
+// LinearGrads on them widened.
+func LinearGradsBF16In(dIn, dW, dOut []float32, in *BF16Rows, w []float32, n, i, o int, accumIn bool) {
+	if r, c := in.Shape(); r != n || c != i {
+		panic(fmt.Sprintf("tensor.LinearGradsBF16In: input %d×%d, want %d×%d", r, c, n, i))
+	}
+	if dIn != nil {
+		checkGemm("LinearGradsBF16In dIn", false, false, n, i, o, len(dOut), o, len(w), i, len(dIn), i)
+	}
+	checkGemm("LinearGradsBF16In dW", true, false, o, i, n, len(dOut), o, n*i, i, len(dW), i)
+	if dIn != nil && fuseLinearGrads && linearGrads32(dIn, dW, dOut, nil, in, w, n, i, o, accumIn) {
+		return
+	}
+	if dWFromRows(dW, dOut, in, n, i, o) { // the two products one after the other, as LinearGrads
+		if dIn != nil {
+			var beta float32
+			if accumIn {
+				beta = 1
+			}
+			Gemm(false, false, n, i, o, 1, dOut, o, w, i, beta, dIn, i)
+		}
+		return
+	}
+	LinearGrads(dIn, dW, dOut, in.Float32(), w, n, i, o, accumIn)
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -19,11 +20,15 @@ func TestLinearGrads(t *testing.T) {
 	defer SetBackend(BackendName())
 	defer SetPrecision(Precision())
 	defer bf16Kernel.Store(bf16Kernel.Load())
-	cases := []struct{ n, i, o int }{
-		{2048, 8, 64},   // 2 pieces on panel edges: the smallest product fused
-		{2101, 16, 64},  // a last panel of 5 rows; pieces start mid-panel
-		{3001, 72, 40},  // a last panel of 1 row
-		{4103, 180, 96}, // 4 pieces, n not a multiple of the AVX2 tiles' 6 rows either
+	cases := []struct {
+		n, i, o int
+		single  bool // one k piece: never fused
+	}{
+		{2048, 8, 64, false},   // 2 pieces on panel edges: the smallest product fused
+		{2101, 16, 64, false},  // a last panel of 5 rows; pieces start mid-panel
+		{3001, 72, 40, false},  // a last panel of 1 row
+		{4103, 180, 96, false}, // 4 pieces, n not a multiple of the AVX2 tiles' 6 rows either
+		{1633, 720, 40, true},  // the weight gradient split by rows of dW; a last k block of 97 rows
 	}
 	if testing.Short() { // under emulation (scripts/test.sh) the larger ones took 24 s
 		cases = cases[:2]
@@ -72,10 +77,45 @@ func TestLinearGrads(t *testing.T) {
 								}
 							}
 						}
-						fused := linearGrads32(gotIn, gotW, dOut, in, w, tc.n, tc.i, tc.o, accum)
 						onBF16 := BF16Operands()
-						if want := (asmActive() || onBF16) && threads > 1; fused != want {
+
+						// The input as bf16 rows, as a bf16 training pass keeps it: the
+						// same bits as LinearGrads on those rows widened, and under bf16
+						// precision as on the float32 input itself (its products round it).
+						var rows BF16Rows
+						rows.Resize(tc.n, tc.i)
+						rows.Store(0, tc.n, in, tc.i)
+						wide := rows.Float32()
+						dIn, dW := append([]float32(nil), dIn0...), append([]float32(nil), dW0...)
+						LinearGrads(dIn, dW, dOut, wide, w, tc.n, tc.i, tc.o, accum)
+						bfIn, bfW := append([]float32(nil), dIn0...), append([]float32(nil), dW0...)
+						LinearGradsBF16In(bfIn, bfW, dOut, &rows, w, tc.n, tc.i, tc.o, accum)
+						// Without dIn nothing is fused: the weight gradient alone,
+						// split over k in pieces where Gemm splits it.
+						aloneW, bfAloneW := append([]float32(nil), dW0...), append([]float32(nil), dW0...)
+						LinearGrads(nil, aloneW, dOut, wide, w, tc.n, tc.i, tc.o, accum)
+						LinearGradsBF16In(nil, bfAloneW, dOut, &rows, w, tc.n, tc.i, tc.o, accum)
+						for _, g := range []struct {
+							name      string
+							got, want []float32
+						}{{"dIn", bfIn, dIn}, {"dW", bfW, dW}, {"dW alone", bfAloneW, aloneW}, {"dIn against float32 input", bfIn, wantIn}, {"dW against float32 input", bfW, wantW}} {
+							if !onBF16 && strings.HasSuffix(g.name, "input") {
+								continue // fp32 products: the rounded input is another input
+							}
+							for j := range g.want {
+								if math.Float32bits(g.got[j]) != math.Float32bits(g.want[j]) || math.IsNaN(float64(g.got[j])) {
+									t.Fatalf("%s[%d]: %v from bf16 rows, %v", g.name, j, g.got[j], g.want[j])
+								}
+							}
+						}
+
+						fused := linearGrads32(gotIn, gotW, dOut, in, nil, w, tc.n, tc.i, tc.o, accum)
+						if want := (asmActive() || onBF16) && threads > 1 && !tc.single; fused != want {
 							t.Fatalf("fused: %v, want %v (fp32 assembly kernels %v, bf16 kernel %v)", fused, want, asmActive(), onBF16)
+						}
+						fusedRows := linearGrads32(gotIn, gotW, dOut, nil, &rows, w, tc.n, tc.i, tc.o, accum)
+						if want := onBF16 && threads > 1 && !tc.single; fusedRows != want {
+							t.Fatalf("fused from bf16 rows: %v, want %v (bf16 kernel %v)", fusedRows, want, onBF16)
 						}
 					})
 				}

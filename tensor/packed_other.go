@@ -25,4 +25,8 @@ func packedWorkers(m, n, k int) int { return 1 }
 func PrefetchRows[T Float](x []T, rows, ld, n int) {}
 
 // linearGrads32 has no fused form on this build.
-func linearGrads32(dIn, dW, dOut, in, w []float32, n, i, o int, accumIn bool) bool { return false }
+func linearGrads32(dIn, dW, dOut, in []float32, inRows *BF16Rows, w []float32, n, i, o int, accumIn bool) bool {
+	return false
+}
+
+func dWFromRows(dW, dOut []float32, in *BF16Rows, n, i, o int) bool { return false }
