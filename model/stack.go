@@ -163,7 +163,7 @@ type layerActs[T tensor.Float] struct {
 
 // keptBF is bf when the pass keeps the MLP's product inputs in bf16
 // (keepBF), else nil.
-func (l *layerActs[T]) keptBF(a *stackActs[T], bf *tensor.BF16Rows) *tensor.BF16Rows {
+func (a *stackActs[T]) keptBF(bf *tensor.BF16Rows) *tensor.BF16Rows {
 	if !a.keepBF {
 		return nil
 	}
@@ -396,8 +396,8 @@ func (s *stack[T]) forward(a *stackActs[T], keyPad []bool, rng *rand.Rand) {
 			nn.ResidualAdd(l.h, xr, a.lin, nilIfEmpty(l.dp1), B, rows/B, d)
 
 			// MLP branch.
-			a.normLinear(pk.w1, l.pre, l.norm2, l.rstd2, l.h, blk.ffnNorm.W, blk.w1.w.W, rows, d, f, s.eps, l.keptBF(a, &l.norm2BF))
-			a.siluLinear(pk.w2, a.lin, l.act, l.pre, l.hidMask, blk.w2.w.W, rows, f, d, l.keptBF(a, &l.actBF))
+			a.normLinear(pk.w1, l.pre, l.norm2, l.rstd2, l.h, blk.ffnNorm.W, blk.w1.w.W, rows, d, f, s.eps, a.keptBF(&l.norm2BF))
+			a.siluLinear(pk.w2, a.lin, l.act, l.pre, l.hidMask, blk.w2.w.W, rows, f, d, a.keptBF(&l.actBF))
 			nn.ResidualAdd(outr, l.h, a.lin, nilIfEmpty(l.dp2), B, rows/B, d)
 		}
 		if sel {

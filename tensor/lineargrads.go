@@ -27,14 +27,21 @@ func LinearGrads[T Float](dIn, dW, dOut, in, w []T, n, i, o int, accumIn bool) {
 	if dIn != nil && is32[T]() && fuseLinearGrads && linearGrads32(as32(dIn), as32(dW), as32(dOut), as32(in), nil, as32(w), n, i, o, accumIn) {
 		return
 	}
-	if dIn != nil {
-		var beta T
-		if accumIn {
-			beta = 1
-		}
-		Gemm(false, false, n, i, o, 1, dOut, o, w, i, beta, dIn, i)
-	}
+	linearDIn(dIn, dOut, w, n, i, o, accumIn)
 	Gemm(true, false, o, i, n, 1, dOut, o, in, i, 1, dW, i)
+}
+
+// linearDIn is LinearGrads's dIn = dOut·W (added to dIn when accumIn; dIn
+// nil: nothing) as its own product.
+func linearDIn[T Float](dIn, dOut, w []T, n, i, o int, accumIn bool) {
+	if dIn == nil {
+		return
+	}
+	var beta T
+	if accumIn {
+		beta = 1
+	}
+	Gemm(false, false, n, i, o, 1, dOut, o, w, i, beta, dIn, i)
 }
 
 // fuseLinearGrads lets LinearGrads run its two products together where
@@ -63,13 +70,7 @@ func LinearGradsBF16In(dIn, dW, dOut []float32, in *BF16Rows, w []float32, n, i,
 		return
 	}
 	if dWFromRows(dW, dOut, in, n, i, o) { // the two products one after the other, as LinearGrads
-		if dIn != nil {
-			var beta float32
-			if accumIn {
-				beta = 1
-			}
-			Gemm(false, false, n, i, o, 1, dOut, o, w, i, beta, dIn, i)
-		}
+		linearDIn(dIn, dOut, w, n, i, o, accumIn)
 		return
 	}
 	LinearGrads(dIn, dW, dOut, in.Float32(), w, n, i, o, accumIn)
