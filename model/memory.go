@@ -66,8 +66,8 @@ func (s *stack[T]) actFloats(B, L, prefix int, train bool) int64 {
 	}
 	perLayer := 6*nd + 2*N + 2*nf // norm1, q, k, merged, h, norm2; rstd1, rstd2; pre, act
 	if keepsBF16(train, s.hiddenDrop) {
-		// norm2 and act kept in bf16 only: their BF16Rows, in float32s.
-		perLayer += (tensor.BF16RowsBytes(int(N), int(d))+tensor.BF16RowsBytes(int(N), int(f)))/4 - nd - nf
+		// norm1, norm2 and act kept in bf16 only: their BF16Rows, in float32s.
+		perLayer += (2*tensor.BF16RowsBytes(int(N), int(d))+tensor.BF16RowsBytes(int(N), int(f)))/4 - 2*nd - nf
 	}
 	total := streams*nd + 4*nd // the residual stream; lin and the fused q|k|v lin3
 	if train {

@@ -1109,48 +1109,61 @@ func TestRowwiseTailChunksTraining(t *testing.T) {
 	})
 }
 
-// TestKeepBF16Acts: with bf16 products, a training pass keeps the MLP's
-// product inputs (RMSNorm(h), SiLU's output) in bf16 only and the weight
-// gradients read them from there (keepBF). Losses and every gradient over
-// two steps equal those of the pass that keeps them in float32 and lets
-// the products round them, bit for bit, with the row-wise part in chunks
-// and layer by layer (where the last block of a classifier runs on its
-// [CLS] rows alone), with attention dropout and drop path on; the float32
-// copies are then not allocated. Under fp32 products, and with hidden
-// dropout, the pass keeps float32 as before.
+// TestKeepBF16Acts: with bf16 products, a training pass keeps the
+// products' inputs RMSNorm(x), RMSNorm(h) and SiLU's output in bf16 only
+// and the weight gradients read them from there (keepBF). Losses and
+// every gradient over two steps equal those of the pass that keeps them
+// in float32 and lets the products round them, bit for bit, in each way
+// a pass runs: the q|k|v product and the row-wise part in chunks, both in
+// groups of samples and layer by layer (where the last block of a
+// classifier runs on its [CLS] rows alone), and with absolute positions
+// (one q|k|v product over the batch); with attention dropout and drop
+// path on. The float32 copies are then not allocated. Under fp32
+// products, and with hidden dropout, the pass keeps float32 as before.
 func TestKeepBF16Acts(t *testing.T) {
-	defer func(k, c bool) { keepBF16Acts, chunkTail = k, c }(keepBF16Acts, chunkTail)
+	defer func(k, c, h bool, g int) { keepBF16Acts, chunkTail, chunkHead, qkvGroupRows = k, c, h, g }(keepBF16Acts, chunkTail, chunkHead, qkvGroupRows)
 	defer tensor.SetThreads(0)
 	tensor.SetThreads(2)
 	eachPrecisionTask(t, func(t *testing.T, task string) {
 		if !tensor.BF16Operands() { // fp32 products: float32 kept, nothing to compare
 			trainStepsWith(t, task, 5, 0, func(ws *Workspace[float32]) {
-				if ws.enc.keepBF || len(ws.enc.layers[0].act) == 0 {
+				if ws.enc.keepBF || len(ws.enc.layers[0].act) == 0 || len(ws.enc.layers[0].norm1) == 0 {
 					t.Fatal("bf16 kept under fp32 products")
 				}
 			})
 			return
 		}
-		for _, chunks := range []bool{true, false} {
-			chunkTail = chunks
+		for _, way := range []struct {
+			name        string
+			chunks      bool
+			pos         string
+			qkvGroupRow int
+		}{
+			{"chunks", true, PosRoPE, 384},
+			{"groups, layer by layer", false, PosRoPE, 100}, // q|k|v in groups of 2, 2 and 1 samples
+			{"absolute positions", true, PosAbsolute, 384},
+		} {
+			chunkTail, chunkHead, qkvGroupRows = way.chunks, way.chunks, way.qkvGroupRow
 			keepBF16Acts = false
-			wantLoss, want, _ := trainStepsWith(t, task, 5, 0, nil)
+			wantLoss, want, _ := trainStepsPos(t, task, way.pos, 5, 0, nil)
 			keepBF16Acts = true
-			gotLoss, got, _ := trainStepsWith(t, task, 5, 0, func(ws *Workspace[float32]) {
+			gotLoss, got, _ := trainStepsPos(t, task, way.pos, 5, 0, func(ws *Workspace[float32]) {
 				l := &ws.enc.layers[0]
 				if !ws.enc.keepBF {
-					t.Fatalf("chunks %v: bf16 products, float32 kept", chunks)
-				} else if len(l.act) != 0 || len(l.norm2) != 0 {
-					t.Fatalf("chunks %v: float32 act and norm2 still kept (%d, %d values) beside bf16", chunks, len(l.act), len(l.norm2))
+					t.Fatalf("%s: bf16 products, float32 kept", way.name)
+				} else if len(l.act) != 0 || len(l.norm2) != 0 || len(l.norm1) != 0 {
+					t.Fatalf("%s: float32 act, norm2, norm1 still kept (%d, %d, %d values) beside bf16", way.name, len(l.act), len(l.norm2), len(l.norm1))
 				} else if r, c := l.actBF.Shape(); r == 0 || c != 96 {
-					t.Fatalf("chunks %v: bf16 act %d×%d", chunks, r, c)
+					t.Fatalf("%s: bf16 act %d×%d", way.name, r, c)
+				} else if r, c := l.norm1BF.Shape(); r != ws.enc.B*ws.enc.L || c != 64 {
+					t.Fatalf("%s: bf16 norm1 %d×%d", way.name, r, c)
 				}
 			})
 			if be := tensor.BackendName(); be == "openblas" || be == "gonum" {
 				closeLossGrads(t, be, gotLoss, wantLoss, got, want)
 				continue
 			}
-			sameBits(t, fmt.Sprintf("bf16 kept, chunks %v", chunks), gotLoss, wantLoss, got, want)
+			sameBits(t, "bf16 kept, "+way.name, gotLoss, wantLoss, got, want)
 		}
 		trainStepsWith(t, task, 5, 0.1, func(ws *Workspace[float32]) {
 			if ws.enc.keepBF {
@@ -1286,8 +1299,15 @@ func trainSteps(t *testing.T, task string, B int) (losses []float64, grads [][]f
 // pass.
 func trainStepsWith(t *testing.T, task string, B int, hidden float64, inspect func(ws *Workspace[float32])) (losses []float64, grads [][]float32, ws *Workspace[float32]) {
 	t.Helper()
+	return trainStepsPos(t, task, PosRoPE, B, hidden, inspect)
+}
+
+// trainStepsPos is trainStepsWith with position encoding pos.
+func trainStepsPos(t *testing.T, task, pos string, B int, hidden float64, inspect func(ws *Workspace[float32])) (losses []float64, grads [][]float32, ws *Workspace[float32]) {
+	t.Helper()
 	cfg := smallConfig(task, 2)
 	cfg.Encoder = Size{DModel: 64, Heads: 2, Depth: 2, FFN: 96}
+	cfg.PosEncoding = pos
 	cfg.AttnDropout, cfg.HiddenDropout, cfg.DropPath = 0.1, hidden, 0.1
 	bt := testBatch(B, 50, 2, 2, false, 17)
 	mask := testMask(bt, 6)

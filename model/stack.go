@@ -63,13 +63,14 @@ func linearForward[T tensor.Float](pw *tensor.PackedWeight[T], out, in, w []T, n
 // output in bf16 for it (bf16Operand); tests turn it off to compare.
 var producerRounding = true
 
-// keepBF16Acts lets a bf16 training pass keep the MLP's product inputs in
-// bf16 only (stackActs.keepBF); tests turn it off to compare.
+// keepBF16Acts lets a bf16 training pass keep RMSNorm's outputs and
+// SiLU's in bf16 only (stackActs.keepBF); tests turn it off to compare.
 var keepBF16Acts = true
 
 // keepsBF16 is whether a float32 pass (train: training) with hidden-layer
-// dropout rate hidden keeps the MLP's product inputs in bf16 only, with
-// products on a bf16 kernel (stackActs.keepBF).
+// dropout rate hidden keeps the products' inputs RMSNorm(x), RMSNorm(h)
+// and SiLU's output in bf16 only, with products on a bf16 kernel
+// (stackActs.keepBF).
 func keepsBF16(train bool, hidden float64) bool {
 	return train && keepBF16Acts && hidden == 0 && producerRounding && tensor.BF16Operands()
 }
@@ -156,12 +157,12 @@ type layerActs[T tensor.Float] struct {
 	h, norm2, rstd2, pre, act         []T
 	prob, probDrop, attnMask, hidMask []T
 	dp1, dp2                          []T
-	// norm2BF and actBF replace norm2 and act when the pass keeps them in
-	// bf16 (keepBF): [rows, d] and [rows, ffn].
-	norm2BF, actBF tensor.BF16Rows
+	// norm1BF, norm2BF and actBF replace norm1, norm2 and act when the
+	// pass keeps them in bf16 (keepBF): [N, d], [rows, d] and [rows, ffn].
+	norm1BF, norm2BF, actBF tensor.BF16Rows
 }
 
-// keptBF is bf when the pass keeps the MLP's product inputs in bf16
+// keptBF is bf when the pass keeps the products' inputs in bf16
 // (keepBF), else nil.
 func (a *stackActs[T]) keptBF(bf *tensor.BF16Rows) *tensor.BF16Rows {
 	if !a.keepBF {
@@ -185,13 +186,15 @@ type stackActs[T tensor.Float] struct {
 	B, L  int
 	train bool
 	// keepBF: a training pass whose products round their operands to
-	// bf16 keeps the MLP's two product inputs, RMSNorm(h) and SiLU's
-	// output, in bf16 only (layerActs.norm2BF, actBF): the backward pass
-	// reads them only as the weight gradients' operand, which the bf16
-	// products would round to the same bits (nn.LinearBackwardBF16).
-	// Half the bytes written by the forward pass and read by the backward
-	// (18.5 + 4.6 MB a block in float32 for RoMAE-tiny fine-tuning), and
-	// no rounding and packing of float32 rows read back from memory.
+	// bf16 keeps three product inputs, RMSNorm(x) (q|k|v's), RMSNorm(h)
+	// and SiLU's output (the MLP's), in bf16 only (layerActs.norm1BF,
+	// norm2BF, actBF): the backward pass reads them only as the weight
+	// gradients' operand, which the bf16 products would round to the same
+	// bits (nn.LinearBackwardBF16); RMSNorm's own backward reads its
+	// input and rstd. Half the bytes written by the forward pass and read
+	// by the backward (4.6 + 4.6 + 18.5 MB a block in float32 for
+	// RoMAE-tiny fine-tuning), and no rounding and packing of float32
+	// rows read back from memory.
 	// Set by resize; not with hidden-layer dropout (the float32 path
 	// drops act in place).
 	keepBF bool
@@ -254,14 +257,15 @@ func (a *stackActs[T]) resize(s *stack[T], B, L, prefix int, train bool) {
 			break
 		}
 		l := &a.layers[i]
-		for _, p := range []*[]T{&l.norm1, &l.q, &l.k, &l.merged, &l.h} {
+		for _, p := range []*[]T{&l.q, &l.k, &l.merged, &l.h} {
 			*p = bufs.Resize(*p, nd)
 		}
-		l.norm2 = growIf(l.norm2, nd, !a.keepBF)
+		l.norm1, l.norm2 = growIf(l.norm1, nd, !a.keepBF), growIf(l.norm2, nd, !a.keepBF)
 		l.v = growIf(l.v, nd, train)
 		l.rstd1, l.rstd2 = bufs.Resize(l.rstd1, N), bufs.Resize(l.rstd2, N)
 		l.pre, l.act = bufs.Resize(l.pre, nf), growIf(l.act, nf, !a.keepBF)
 		if a.keepBF { // sized for every row, as norm2 and act are (the last block may use fewer)
+			l.norm1BF.Resize(N, d)
 			l.norm2BF.Resize(N, d)
 			l.actBF.Resize(N, f)
 		}
@@ -341,7 +345,7 @@ func (s *stack[T]) forward(a *stackActs[T], keyPad []bool, rng *rand.Rand) {
 			}
 			a.qkvRoPE(pw, l, x, blk, s, qkvSamples(pw, B, L))
 		} else {
-			a.normLinear(pk.qkv, a.lin3, l.norm1, l.rstd1, x, blk.attnNorm.W, qkvWeights(blk, false), N, d, 3*d, s.eps, nil)
+			a.normLinear(pk.qkv, a.lin3, l.norm1, l.rstd1, x, blk.attnNorm.W, qkvWeights(blk, false), N, d, 3*d, s.eps, a.keptBF(&l.norm1BF))
 			nn.SplitHeadsLD(l.q, a.lin3, 3*d, B, L, H, hd)
 			nn.SplitHeadsLD(l.k, a.lin3[d:], 3*d, B, L, H, hd)
 		}
@@ -621,7 +625,12 @@ func (a *stackActs[T]) qkvRoPE(pw *tensor.PackedWeight[T], l *layerActs[T], x []
 	for b0 := 0; b0 < B; b0 += nb {
 		n := min(nb, B-b0)
 		r0, rows := b0*L, n*L
-		a.normLinear(pw, a.lin3[r0*3*d:], l.norm1[r0*d:], l.rstd1[r0:], x[r0*d:], blk.attnNorm.W, qkvWeights(blk, false), rows, d, 3*d, s.eps, nil)
+		if a.keepBF { // the group's rows rounded in the product's operand, then kept
+			a.normLinear(pw, a.lin3[r0*3*d:], nil, l.rstd1[r0:], x[r0*d:], blk.attnNorm.W, qkvWeights(blk, false), rows, d, 3*d, s.eps, &a.opBF)
+			l.norm1BF.CopyRows(r0, &a.opBF)
+		} else {
+			a.normLinear(pw, a.lin3[r0*3*d:], l.norm1[r0*d:], l.rstd1[r0:], x[r0*d:], blk.attnNorm.W, qkvWeights(blk, false), rows, d, 3*d, s.eps, nil)
+		}
 		a.rotGroup = a.rot.Rows(r0, rows)
 		a.rotGroup.RotateSplit(l.q[b0*H*L*hd:], a.lin3[r0*3*d:], 3*d, n, L, H)
 		a.rotGroup.RotateSplit(l.k[b0*H*L*hd:], a.lin3[r0*3*d+d:], 3*d, n, L, H)
@@ -656,8 +665,9 @@ var chunkHead = true
 // the split of v. In groups of samples each of those steps ran over the
 // group's rows on every core, so a core rotated rows that the other core's
 // product had written, and RMSNorm wrote norm1 for the whole batch before
-// the product read it back. A training pass keeps norm1 and rstd1 for its
-// backward pass; an evaluation pass keeps the norm in per-chunk scratch.
+// the product read it back. A training pass keeps rstd1 and norm1 (in
+// bf16 only with keepBF) for its backward pass; an evaluation pass keeps
+// the norm in per-chunk scratch.
 // Every row's arithmetic is the same either way.
 func (a *stackActs[T]) qkvRoPEChunks(pw *tensor.PackedWeight[float32], l *layerActs[T], x []T, blk *block[T], s *stack[T]) {
 	L, d, H, hd := a.L, s.DModel, s.Heads, s.hd
@@ -666,7 +676,8 @@ func (a *stackActs[T]) qkvRoPEChunks(pw *tensor.PackedWeight[float32], l *layerA
 	chunk := tailChunk(N)
 	tensor.ParallelFor((N+chunk-1)/chunk, 1, func(lo, hi int) {
 		var buf *[]float32
-		if !a.train {
+		inScratch := !a.train || a.keepBF // the norm kept in float32 only by a training pass without keepBF
+		if inScratch {
 			buf = tailScratch.Get().(*[]float32)
 			defer tailScratch.Put(buf)
 			*buf = bufs.Resize(*buf, chunk*d)
@@ -675,10 +686,10 @@ func (a *stackActs[T]) qkvRoPEChunks(pw *tensor.PackedWeight[float32], l *layerA
 			r0 := c * chunk
 			n := min(chunk, N-r0)
 			var norm []float32
-			if a.train {
-				norm = f32(l.norm1)[r0*d:]
-			} else {
+			if inScratch {
 				norm = *buf
+			} else {
+				norm = f32(l.norm1)[r0*d:]
 			}
 			for r := range n {
 				rs := nn.RMSNormRow32(norm[r*d:(r+1)*d], x32[(r0+r)*d:(r0+r+1)*d], g, s.eps)
@@ -686,7 +697,12 @@ func (a *stackActs[T]) qkvRoPEChunks(pw *tensor.PackedWeight[float32], l *layerA
 					f32(l.rstd1)[r0+r] = rs
 				}
 			}
-			tensor.GemmPackedSerial(n, 1, norm, d, pw, 0, lin3[r0*3*d:], 3*d)
+			if a.keepBF { // the product reads the rounded rows kept for the backward pass
+				l.norm1BF.Store(r0, n, norm, d)
+				tensor.GemmPackedSerialBF16Rows(&l.norm1BF, r0, n, 1, pw, 0, lin3[r0*3*d:], 3*d)
+			} else {
+				tensor.GemmPackedSerial(n, 1, norm, d, pw, 0, lin3[r0*3*d:], 3*d)
+			}
 			a.rot.RotateSplitRows(l.q, a.lin3, 3*d, L, H, r0, r0+n)
 			a.rot.RotateSplitRows(l.k, a.lin3[d:], 3*d, L, H, r0, r0+n)
 			if a.train {
@@ -805,7 +821,11 @@ func (s *stack[T]) backward(a *stackActs[T]) {
 			nn.MergeHeadsLD(a.dLin3, a.dq, 3*d, B, L, H, hd)
 			nn.MergeHeadsLD(a.dLin3[d:], a.dk, 3*d, B, L, H, hd)
 		}
-		nn.LinearBackward(a.dNorm, qkvWeights(blk, true), nil, a.dLin3, l.norm1, qkvWeights(blk, false), N, d, 3*d, false)
+		if a.keepBF {
+			nn.LinearBackwardBF16(f32(a.dNorm), f32(qkvWeights(blk, true)), f32(a.dLin3), &l.norm1BF, f32(qkvWeights(blk, false)), N, d, 3*d)
+		} else {
+			nn.LinearBackward(a.dNorm, qkvWeights(blk, true), nil, a.dLin3, l.norm1, qkvWeights(blk, false), N, d, 3*d, false)
+		}
 		nn.RMSNormBackward(a.dx, blk.attnNorm.G, a.dNorm, x, blk.attnNorm.W, l.rstd1, N, d, true)
 	}
 }

@@ -69,6 +69,16 @@ func (b *BF16Rows) Store(r0, rows int, src []float32, ld int) {
 	}
 }
 
+// CopyRows copies src's rows into rows r0 ≤ r < r0+rows of b, where src
+// has as many columns as b: a product's operand rounded for a group of
+// rows, kept with the other groups' for the backward pass.
+func (b *BF16Rows) CopyRows(r0 int, src *BF16Rows) {
+	if src.cols != b.cols || r0 < 0 || r0+src.rows > b.rows {
+		panic(fmt.Sprintf("tensor.BF16Rows.CopyRows: %d×%d into rows [%d, %d) of %d×%d", src.rows, src.cols, r0, r0+src.rows, b.rows, b.cols))
+	}
+	copy(b.pairs[r0*b.ld:(r0+src.rows)*b.ld], src.pairs[:src.rows*src.ld])
+}
+
 // operand is b as the bf16 drivers read op(A).
 func (b *BF16Rows) operand() bfA { return bfA{rows: b.pairs, ld: b.ld} }
 

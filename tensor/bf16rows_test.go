@@ -8,7 +8,8 @@ import (
 )
 
 // BF16Rows holds exactly RoundBF16 of what was stored, and zeros in the
-// pairs that pad a row.
+// pairs that pad a row, stored in place or stored in a group's own rows
+// and copied in (CopyRows).
 func TestBF16RowsStore(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, s := range []struct{ rows, cols int }{{1, 1}, {3, 7}, {33, 32}, {40, 181}} {
@@ -20,7 +21,10 @@ func TestBF16RowsStore(t *testing.T) {
 			b.pairs[i] = 0x7FC07FC0 // NaN pairs: padding left as it was shows
 		}
 		b.Store(0, s.rows/2, src, ld)
-		b.Store(s.rows/2, s.rows-s.rows/2, src[s.rows/2*ld:], ld)
+		var group BF16Rows
+		group.Resize(s.rows-s.rows/2, s.cols)
+		group.Store(0, s.rows-s.rows/2, src[s.rows/2*ld:], ld)
+		b.CopyRows(s.rows/2, &group)
 		got := b.Float32()
 		for r := range s.rows {
 			for j := range s.cols {
