@@ -69,6 +69,9 @@ func (s *stack[T]) actFloats(B, L, prefix int, train bool) int64 {
 		// norm1, norm2 and act kept in bf16 only: their BF16Rows, in float32s.
 		perLayer += (2*tensor.BF16RowsBytes(int(N), int(d))+tensor.BF16RowsBytes(int(N), int(f)))/4 - 2*nd - nf
 	}
+	if mergesBF16(train, s.hiddenDrop, prefix, s.DModel/max(1, s.Heads)) {
+		perLayer += tensor.BF16RowsBytes(int(N), int(d))/4 - nd // merged in bf16 only
+	}
 	total := streams*nd + 4*nd // the residual stream; lin and the fused q|k|v lin3
 	if train {
 		perLayer += nd + nll // v, prob

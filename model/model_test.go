@@ -902,10 +902,13 @@ func TestPackWeights(t *testing.T) {
 }
 
 // With bf16 products, RMSNorm and SiLU store their outputs in bf16 for the
-// product that reads them (bf16Operand): outputs, losses and gradients
-// must be the same to the bit as when the products round and pack those
-// activations themselves, for inference (weights packed or not) and
-// training (with and without hidden dropout, which turns the SiLU part off).
+// product that reads them (bf16Operand), and attention its output
+// (mergeBF): outputs, losses and gradients must be the same to the bit as
+// when the products round and pack those activations themselves, for
+// inference (weights packed or not) and training (with and without hidden
+// dropout, which turns the SiLU part off), with the row-wise part in
+// chunks and layer by layer, and with the authors' decoder (full
+// attention, its last block on the [MASK] rows).
 func TestProducerRoundingBF16(t *testing.T) {
 	if !tensor.BF16Supported() {
 		t.Skip("no bf16 kernel on this CPU/build: producers never round")
@@ -914,66 +917,72 @@ func TestProducerRoundingBF16(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tensor.SetPrecision(tensor.PrecisionFP32)
-	defer func() { producerRounding = true }()
+	defer func(c bool) { producerRounding, chunkTail = true, c }(chunkTail)
 	for _, task := range []string{TaskPretrain, TaskClassify} {
 		for _, hidDrop := range []float64{0, 0.1} {
-			t.Run(fmt.Sprintf("%s/hidden_dropout=%v", task, hidDrop), func(t *testing.T) {
-				cfg := smallConfig(task, 2)
-				cfg.Encoder = Size{DModel: 64, Heads: 2, Depth: 2, FFN: 96}
-				cfg.Decoder = Size{DModel: 32, Heads: 1, Depth: 1, FFN: 48}
-				cfg.HiddenDropout = hidDrop
-				bt := testBatch(4, 50, 2, 2, false, 13)
-				mask := testMask(bt, 6)
-				// run gives the evaluation outputs (plain, then with packed
-				// weights), the training loss and the gradients.
-				run := func(rounding bool) (outs [][]float32) {
-					producerRounding = rounding
-					m, err := New[float32](cfg, 5)
-					if err != nil {
-						t.Fatal(err)
+			for _, authors := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/hidden_dropout=%v/authors=%v", task, hidDrop, authors), func(t *testing.T) {
+					cfg := smallConfig(task, 2)
+					cfg.Encoder = Size{DModel: 64, Heads: 2, Depth: 2, FFN: 96}
+					cfg.Decoder = Size{DModel: 32, Heads: 1, Depth: 1, FFN: 48}
+					cfg.HiddenDropout = hidDrop
+					chunkTail = !authors // the authors' decoder, and the row-wise part layer by layer
+					if authors {
+						cfg.QueryAttention = QueryAll
 					}
-					ws := m.NewWorkspace()
-					forward := func(train bool) float64 {
-						var loss float64
-						if task == TaskPretrain {
-							loss, err = m.ForwardPretrain(ws, bt, mask, train, rand.New(rand.NewPCG(1, 2)))
-						} else {
-							loss, err = m.ForwardTask(ws, bt, LossOptions{}, train, rand.New(rand.NewPCG(1, 2)))
-						}
+					bt := testBatch(4, 50, 2, 2, false, 13)
+					mask := testMask(bt, 6)
+					// run gives the evaluation outputs (plain, then with packed
+					// weights), the training loss and the gradients.
+					run := func(rounding bool) (outs [][]float32) {
+						producerRounding = rounding
+						m, err := New[float32](cfg, 5)
 						if err != nil {
 							t.Fatal(err)
 						}
-						return loss
+						ws := m.NewWorkspace()
+						forward := func(train bool) float64 {
+							var loss float64
+							if task == TaskPretrain {
+								loss, err = m.ForwardPretrain(ws, bt, mask, train, rand.New(rand.NewPCG(1, 2)))
+							} else {
+								loss, err = m.ForwardTask(ws, bt, LossOptions{}, train, rand.New(rand.NewPCG(1, 2)))
+							}
+							if err != nil {
+								t.Fatal(err)
+							}
+							return loss
+						}
+						forward(false)
+						if rows, _ := ws.enc.opBF.Shape(); (rows > 0) != rounding {
+							t.Fatalf("producer rounding %v, but the encoder's bf16 operand has %d rows", rounding, rows)
+						}
+						outs = append(outs, append([]float32(nil), ws.Output()...))
+						m.ZeroGrad()
+						loss := forward(true)
+						if task == TaskPretrain {
+							m.BackwardPretrain(ws)
+						} else {
+							m.BackwardTask(ws)
+						}
+						outs = append(outs, []float32{float32(loss)}, append([]float32(nil), m.G...))
+						m.PackWeights()
+						forward(false)
+						return append(outs, append([]float32(nil), ws.Output()...))
 					}
-					forward(false)
-					if rows, _ := ws.enc.opBF.Shape(); (rows > 0) != rounding {
-						t.Fatalf("producer rounding %v, but the encoder's bf16 operand has %d rows", rounding, rows)
-					}
-					outs = append(outs, append([]float32(nil), ws.Output()...))
-					m.ZeroGrad()
-					loss := forward(true)
-					if task == TaskPretrain {
-						m.BackwardPretrain(ws)
-					} else {
-						m.BackwardTask(ws)
-					}
-					outs = append(outs, []float32{float32(loss)}, append([]float32(nil), m.G...))
-					m.PackWeights()
-					forward(false)
-					return append(outs, append([]float32(nil), ws.Output()...))
-				}
-				want, got := run(false), run(true)
-				for o, name := range []string{"evaluation output", "training loss", "gradients", "output with packed weights"} {
-					if len(got[o]) != len(want[o]) {
-						t.Fatalf("%s: %d values, want %d", name, len(got[o]), len(want[o]))
-					}
-					for i := range want[o] {
-						if math.Float32bits(got[o][i]) != math.Float32bits(want[o][i]) || math.IsNaN(float64(got[o][i])) {
-							t.Fatalf("%s[%d]: %v with producer rounding, %v without", name, i, got[o][i], want[o][i])
+					want, got := run(false), run(true)
+					for o, name := range []string{"evaluation output", "training loss", "gradients", "output with packed weights"} {
+						if len(got[o]) != len(want[o]) {
+							t.Fatalf("%s: %d values, want %d", name, len(got[o]), len(want[o]))
+						}
+						for i := range want[o] {
+							if math.Float32bits(got[o][i]) != math.Float32bits(want[o][i]) || math.IsNaN(float64(got[o][i])) {
+								t.Fatalf("%s[%d]: %v with producer rounding, %v without", name, i, got[o][i], want[o][i])
+							}
 						}
 					}
-				}
-			})
+				})
+			}
 		}
 	}
 }
@@ -1111,13 +1120,15 @@ func TestRowwiseTailChunksTraining(t *testing.T) {
 
 // TestKeepBF16Acts: with bf16 products, a training pass keeps the
 // products' inputs RMSNorm(x), RMSNorm(h) and SiLU's output in bf16 only
-// and the weight gradients read them from there (keepBF). Losses and
-// every gradient over two steps equal those of the pass that keeps them
-// in float32 and lets the products round them, bit for bit, in each way
-// a pass runs: the q|k|v product and the row-wise part in chunks, both in
-// groups of samples and layer by layer (where the last block of a
-// classifier runs on its [CLS] rows alone), and with absolute positions
-// (one q|k|v product over the batch); with attention dropout and drop
+// and the weight gradients read them from there (keepBF), and attention
+// stores its output in bf16 only (mergeBF). Losses and every gradient
+// over two steps equal those of the pass that keeps them in float32 and
+// lets the products round them, bit for bit, in each way a pass runs: the
+// q|k|v product and the row-wise part in chunks, both in groups of
+// samples and layer by layer (where the last block of a classifier runs
+// on its [CLS] rows alone), with absolute positions (one q|k|v product
+// over the batch), and with the authors' decoder (its last block on the
+// [MASK] rows, after the visible ones); with attention dropout and drop
 // path on. The float32 copies are then not allocated. Under fp32
 // products, and with hidden dropout, the pass keeps float32 as before.
 func TestKeepBF16Acts(t *testing.T) {
@@ -1127,7 +1138,7 @@ func TestKeepBF16Acts(t *testing.T) {
 	eachPrecisionTask(t, func(t *testing.T, task string) {
 		if !tensor.BF16Operands() { // fp32 products: float32 kept, nothing to compare
 			trainStepsWith(t, task, 5, 0, func(ws *Workspace[float32]) {
-				if ws.enc.keepBF || len(ws.enc.layers[0].act) == 0 || len(ws.enc.layers[0].norm1) == 0 {
+				if ws.enc.keepBF || ws.enc.mergeBF || len(ws.enc.layers[0].act) == 0 || len(ws.enc.layers[0].norm1) == 0 {
 					t.Fatal("bf16 kept under fp32 products")
 				}
 			})
@@ -1136,23 +1147,26 @@ func TestKeepBF16Acts(t *testing.T) {
 		for _, way := range []struct {
 			name        string
 			chunks      bool
-			pos         string
 			qkvGroupRow int
+			tweak       func(*Config)
 		}{
-			{"chunks", true, PosRoPE, 384},
-			{"groups, layer by layer", false, PosRoPE, 100}, // q|k|v in groups of 2, 2 and 1 samples
-			{"absolute positions", true, PosAbsolute, 384},
+			{"chunks", true, 384, nil},
+			{"groups, layer by layer", false, 100, nil}, // q|k|v in groups of 2, 2 and 1 samples
+			{"absolute positions", true, 384, func(c *Config) { c.PosEncoding = PosAbsolute }},
+			{"authors' decoder", true, 384, func(c *Config) { c.QueryAttention = QueryAll }},
 		} {
 			chunkTail, chunkHead, qkvGroupRows = way.chunks, way.chunks, way.qkvGroupRow
 			keepBF16Acts = false
-			wantLoss, want, _ := trainStepsPos(t, task, way.pos, 5, 0, nil)
+			wantLoss, want, _ := trainStepsCfg(t, task, way.tweak, 5, 0, nil)
 			keepBF16Acts = true
-			gotLoss, got, _ := trainStepsPos(t, task, way.pos, 5, 0, func(ws *Workspace[float32]) {
+			gotLoss, got, _ := trainStepsCfg(t, task, way.tweak, 5, 0, func(ws *Workspace[float32]) {
 				l := &ws.enc.layers[0]
-				if !ws.enc.keepBF {
+				if !ws.enc.keepBF || !ws.enc.mergeBF {
 					t.Fatalf("%s: bf16 products, float32 kept", way.name)
-				} else if len(l.act) != 0 || len(l.norm2) != 0 || len(l.norm1) != 0 {
-					t.Fatalf("%s: float32 act, norm2, norm1 still kept (%d, %d, %d values) beside bf16", way.name, len(l.act), len(l.norm2), len(l.norm1))
+				} else if len(l.act) != 0 || len(l.norm2) != 0 || len(l.norm1) != 0 || len(l.merged) != 0 {
+					t.Fatalf("%s: float32 act, norm2, norm1, merged still kept (%d, %d, %d, %d values) beside bf16", way.name, len(l.act), len(l.norm2), len(l.norm1), len(l.merged))
+				} else if task == TaskPretrain && ws.dec.mergeBF != (ws.dec.prefix < 0) {
+					t.Fatalf("%s: the decoder (prefix %d) stores attention in bf16: %v", way.name, ws.dec.prefix, ws.dec.mergeBF)
 				} else if r, c := l.actBF.Shape(); r == 0 || c != 96 {
 					t.Fatalf("%s: bf16 act %d×%d", way.name, r, c)
 				} else if r, c := l.norm1BF.Shape(); r != ws.enc.B*ws.enc.L || c != 64 {
@@ -1166,7 +1180,7 @@ func TestKeepBF16Acts(t *testing.T) {
 			sameBits(t, "bf16 kept, "+way.name, gotLoss, wantLoss, got, want)
 		}
 		trainStepsWith(t, task, 5, 0.1, func(ws *Workspace[float32]) {
-			if ws.enc.keepBF {
+			if ws.enc.keepBF || ws.enc.mergeBF {
 				t.Fatal("bf16 kept with hidden-layer dropout")
 			}
 		})
@@ -1299,15 +1313,18 @@ func trainSteps(t *testing.T, task string, B int) (losses []float64, grads [][]f
 // pass.
 func trainStepsWith(t *testing.T, task string, B int, hidden float64, inspect func(ws *Workspace[float32])) (losses []float64, grads [][]float32, ws *Workspace[float32]) {
 	t.Helper()
-	return trainStepsPos(t, task, PosRoPE, B, hidden, inspect)
+	return trainStepsCfg(t, task, nil, B, hidden, inspect)
 }
 
-// trainStepsPos is trainStepsWith with position encoding pos.
-func trainStepsPos(t *testing.T, task, pos string, B int, hidden float64, inspect func(ws *Workspace[float32])) (losses []float64, grads [][]float32, ws *Workspace[float32]) {
+// trainStepsCfg is trainStepsWith on the configuration tweak changes
+// (nil: none).
+func trainStepsCfg(t *testing.T, task string, tweak func(*Config), B int, hidden float64, inspect func(ws *Workspace[float32])) (losses []float64, grads [][]float32, ws *Workspace[float32]) {
 	t.Helper()
 	cfg := smallConfig(task, 2)
 	cfg.Encoder = Size{DModel: 64, Heads: 2, Depth: 2, FFN: 96}
-	cfg.PosEncoding = pos
+	if tweak != nil {
+		tweak(&cfg)
+	}
 	cfg.AttnDropout, cfg.HiddenDropout, cfg.DropPath = 0.1, hidden, 0.1
 	bt := testBatch(B, 50, 2, 2, false, 17)
 	mask := testMask(bt, 6)

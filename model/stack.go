@@ -75,6 +75,20 @@ func keepsBF16(train bool, hidden float64) bool {
 	return train && keepBF16Acts && hidden == 0 && producerRounding && tensor.BF16Operands()
 }
 
+// mergesBF16 is whether a float32 pass (train: training, with hidden-layer
+// dropout rate hidden) over a stack with attention pattern prefix (−1:
+// full) and heads hd wide has attention store its output in bf16 only
+// (stackActs.mergeBF), with products on a bf16 kernel: evaluation passes,
+// and training passes that keep their other product inputs so
+// (keepsBF16); not under the prefix pattern (its own driver), nor with
+// odd heads (a bf16 pair would span two heads, written by two cores).
+func mergesBF16(train bool, hidden float64, prefix, hd int) bool {
+	if prefix >= 0 || hd%2 != 0 || !producerRounding || !tensor.BF16Operands() {
+		return false
+	}
+	return !train || keepsBF16(train, hidden)
+}
+
 // bf16Operand is the scratch in which a layer stores its output rounded
 // to bf16 for the product that reads it next (tensor.BF16Rows), so the
 // product does not round and pack it again; nil where products do not
@@ -140,8 +154,12 @@ func (a *stackActs[T]) kept(x []T) []float32 {
 }
 
 // f32 and packed32 are a float32 model's buffers and packed weights as
-// what they are (only called where T is float32).
+// what they are (only called where T is float32); heads32 likewise.
 func f32[T tensor.Float](x []T) []float32 { return any(x).([]float32) }
+
+func heads32[T tensor.Float](h nn.Heads[T]) nn.Heads[float32] {
+	return nn.Heads[float32]{Data: f32(h.Data), SB: h.SB, SH: h.SH, LD: h.LD}
+}
 
 func packed32[T tensor.Float](pw *tensor.PackedWeight[T]) *tensor.PackedWeight[float32] {
 	p, _ := any(pw).(*tensor.PackedWeight[float32])
@@ -158,8 +176,10 @@ type layerActs[T tensor.Float] struct {
 	prob, probDrop, attnMask, hidMask []T
 	dp1, dp2                          []T
 	// norm1BF, norm2BF and actBF replace norm1, norm2 and act when the
-	// pass keeps them in bf16 (keepBF): [N, d], [rows, d] and [rows, ffn].
-	norm1BF, norm2BF, actBF tensor.BF16Rows
+	// pass keeps them in bf16 (keepBF): [N, d], [rows, d] and [rows, ffn];
+	// mergedBF replaces merged when attention stores it in bf16 (mergeBF):
+	// [N, d].
+	norm1BF, norm2BF, actBF, mergedBF tensor.BF16Rows
 }
 
 // keptBF is bf when the pass keeps the products' inputs in bf16
@@ -198,6 +218,12 @@ type stackActs[T tensor.Float] struct {
 	// Set by resize; not with hidden-layer dropout (the float32 path
 	// drops act in place).
 	keepBF bool
+	// mergeBF: attention stores its output in bf16 only
+	// (layerActs.mergedBF), rounded as each head's rows leave the core's
+	// scratch, where the output projection reads it and, in training, its
+	// weight gradient (mergesBF16 says when). The projection rounded a
+	// float32 copy again; the same bits.
+	mergeBF bool
 	// prefix, when ≥ 0, switches attention to nn.PrefixAttentionForward:
 	// rows from prefix on (a decoder's queries) see the first prefix keys
 	// and their own key only, and the first prefix rows see only each
@@ -241,6 +267,7 @@ type stackActs[T tensor.Float] struct {
 func (a *stackActs[T]) resize(s *stack[T], B, L, prefix int, train bool) {
 	a.B, a.L, a.train, a.prefix = B, L, train, prefix
 	a.keepBF = a.bf16Operand() != nil && keepsBF16(train, s.hiddenDrop)
+	a.mergeBF = a.bf16Operand() != nil && mergesBF16(train, s.hiddenDrop, prefix, s.hd)
 	N, d, f, H := B*L, s.DModel, s.FFN, s.Heads
 	nd, nf, nll := N*d, N*f, B*H*L*a.probCols()
 	if len(a.res) != s.Depth+1 {
@@ -257,10 +284,14 @@ func (a *stackActs[T]) resize(s *stack[T], B, L, prefix int, train bool) {
 			break
 		}
 		l := &a.layers[i]
-		for _, p := range []*[]T{&l.q, &l.k, &l.merged, &l.h} {
+		for _, p := range []*[]T{&l.q, &l.k, &l.h} {
 			*p = bufs.Resize(*p, nd)
 		}
 		l.norm1, l.norm2 = growIf(l.norm1, nd, !a.keepBF), growIf(l.norm2, nd, !a.keepBF)
+		l.merged = growIf(l.merged, nd, !a.mergeBF)
+		if a.mergeBF {
+			l.mergedBF.Resize(N, d)
+		}
 		l.v = growIf(l.v, nd, train)
 		l.rstd1, l.rstd2 = bufs.Resize(l.rstd1, N), bufs.Resize(l.rstd2, N)
 		l.pre, l.act = bufs.Resize(l.pre, nf), growIf(l.act, nf, !a.keepBF)
@@ -365,6 +396,9 @@ func (s *stack[T]) forward(a *stackActs[T], keyPad []bool, rng *rand.Rand) {
 		if a.prefix >= 0 {
 			nn.PrefixAttentionForward(nn.TokenMajor(l.merged, d, L, hd), nn.HeadMajor(l.q, H, L, hd), nn.HeadMajor(l.k, H, L, hd), v,
 				prob, l.probDrop, keyPad, nilIfEmpty(l.attnMask), B, H, L, a.prefix, hd)
+		} else if a.mergeBF {
+			nn.AttentionForwardRowsBF16(&l.mergedBF, heads32(nn.HeadMajor(l.q, H, L, hd)), heads32(nn.HeadMajor(l.k, H, L, hd)), heads32(v),
+				f32(prob), f32(l.probDrop), keyPad, f32(nilIfEmpty(l.attnMask)), B, H, L, q0, q1, hd)
 		} else {
 			nn.AttentionForwardRows(nn.TokenMajor(l.merged, d, L, hd), nn.HeadMajor(l.q, H, L, hd), nn.HeadMajor(l.k, H, L, hd), v,
 				prob, l.probDrop, keyPad, nilIfEmpty(l.attnMask), B, H, L, q0, q1, hd)
@@ -373,17 +407,27 @@ func (s *stack[T]) forward(a *stackActs[T], keyPad []bool, rng *rand.Rand) {
 		// From the output projection on, a block works row by row: on
 		// every row, or on the selected rows alone (see outRows).
 		rows, xr, merged, outr := N, x, l.merged, out
+		var mergedBF *tensor.BF16Rows // the attention output in bf16 (mergeBF), when read whole
 		if sel {
 			rows = B * a.outRows.len()
 			for _, p := range []*[]T{&a.selX, &a.selMerged, &a.selOut} {
 				*p = bufs.Resize(*p, rows*d)
 			}
 			gatherRows(a.outRows, a.selX, x, B, L, d)
-			gatherRows(a.outRows, a.selMerged, l.merged, B, L, d)
+			if a.mergeBF { // widened: the product rounds the values to themselves
+				for b := range B {
+					S := a.outRows.len()
+					l.mergedBF.Widen(f32(a.selMerged)[b*S*d:], b*L+a.outRows.lo, S)
+				}
+			} else {
+				gatherRows(a.outRows, a.selMerged, l.merged, B, L, d)
+			}
 			xr, merged, outr = a.selX, a.selMerged, a.selOut
+		} else if a.mergeBF {
+			mergedBF = &l.mergedBF
 		}
 		if tk := a.tailPacked(pk, blk, d, f); tk != nil {
-			tail := rowTail{pk: packed32Block(*tk), out: f32(outr), x: f32(xr), merged: f32(merged), g: f32(blk.ffnNorm.W),
+			tail := rowTail{pk: packed32Block(*tk), out: f32(outr), x: f32(xr), merged: f32(merged), mergedBF: mergedBF, g: f32(blk.ffnNorm.W),
 				rows: rows, perSample: rows / B, d: d, f: f, eps: s.eps}
 			if a.train {
 				tail.h, tail.norm, tail.rstd, tail.pre, tail.act = f32(l.h), f32(l.norm2), f32(l.rstd2), f32(l.pre), f32(l.act)
@@ -396,7 +440,11 @@ func (s *stack[T]) forward(a *stackActs[T], keyPad []bool, rng *rand.Rand) {
 			}
 			tail.run()
 		} else {
-			linearForward(pk.wo, a.lin, merged, blk.wo.w.W, rows, d, d)
+			if mergedBF != nil {
+				nn.LinearForwardBF16(f32(a.lin), mergedBF, f32(blk.wo.w.W), packed32(pk.wo), d)
+			} else {
+				linearForward(pk.wo, a.lin, merged, blk.wo.w.W, rows, d, d)
+			}
 			nn.ResidualAdd(l.h, xr, a.lin, nilIfEmpty(l.dp1), B, rows/B, d)
 
 			// MLP branch.
@@ -508,6 +556,7 @@ const tailRows = 32
 type rowTail struct {
 	pk                      packedBlock[float32]
 	out, x, merged, g       []float32
+	mergedBF                *tensor.BF16Rows // set: merged is given in bf16 only (mergeBF), and read from here
 	h, norm, rstd, pre, act []float32
 	normBF, actBF           *tensor.BF16Rows // set: norm and act are kept in bf16 only (keepBF)
 	dp1, dp2, hidMask       []float32
@@ -548,7 +597,11 @@ func (t *rowTail) run() {
 				h, norm, pre = sc[:chunk*d], sc[chunk*d:2*chunk*d], sc[2*chunk*d:]
 				act = pre
 			}
-			tensor.GemmPackedSerial(n, 1, t.merged[r0*d:], d, t.pk.wo, 0, lin, d)
+			if t.mergedBF != nil {
+				tensor.GemmPackedSerialBF16Rows(t.mergedBF, r0, n, 1, t.pk.wo, 0, lin, d)
+			} else {
+				tensor.GemmPackedSerial(n, 1, t.merged[r0*d:], d, t.pk.wo, 0, lin, d)
+			}
 			t.residual(h[:nd], t.x[r0*d:r0*d+nd], lin[:nd], t.dp1, r0, n)
 			for r := range n {
 				s := nn.RMSNormRow32(norm[r*d:(r+1)*d], h[r*d:(r+1)*d], t.g, t.eps)
@@ -777,9 +830,12 @@ func (s *stack[T]) backward(a *stackActs[T]) {
 
 		// Attention branch: dx is now dLoss/dh.
 		dBranch = a.branchGrad(dx, l.dp1, B, rows/B, d)
-		if !sel {
+		switch {
+		case !sel && a.mergeBF:
+			nn.LinearBackwardBF16(f32(a.dMerged), f32(blk.wo.w.G), f32(dBranch), &l.mergedBF, f32(blk.wo.w.W), N, d, d)
+		case !sel:
 			nn.LinearBackward(a.dMerged, blk.wo.w.G, nil, dBranch, l.merged, blk.wo.w.W, N, d, d, false)
-		} else {
+		default:
 			// Only the selected rows of h and of the attention output had
 			// gradients: spread them back into zero-filled full tensors.
 			nn.LinearBackward(a.selDMerged, blk.wo.w.G, nil, dBranch, a.selMerged, blk.wo.w.W, rows, d, d, false)

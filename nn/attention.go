@@ -122,7 +122,27 @@ func AttentionForwardRows[T tensor.Float](out, q, k, v Heads[T], prob, probDrop 
 	if prob != nil && len(prob) < B*H*LL || dropMask != nil && (len(dropMask) < B*H*LL || len(probDrop) < B*H*LL) {
 		panic(fmt.Sprintf("nn: AttentionForward: prob/dropMask/probDrop shorter than B·H·L·L = %d", B*H*LL))
 	}
-	attentionPerHead(out, q, k, v, prob, probDrop, keyPad, dropMask, B, H, L, r0, r1, hd, softmaxMatrix[T])
+	attentionPerHead(out, nil, q, k, v, prob, probDrop, keyPad, dropMask, B, H, L, r0, r1, hd, softmaxMatrix[T])
+}
+
+// AttentionForwardRowsBF16 is AttentionForwardRows with the output stored
+// rounded to bf16 in outBF ([B·L, H·hd], token order; resized by the
+// caller), as a bf16 product reads it: each head's rows are rounded as
+// they leave the core's scratch, and the output projection reads them
+// without rounding and packing a float32 copy again (the same bits:
+// rounding is the product's own). Only rows r0…r1−1 of each sample are
+// written. hd must be even, so no pair of bf16 values spans two heads.
+func AttentionForwardRowsBF16(outBF *tensor.BF16Rows, q, k, v Heads[float32], prob, probDrop []float32, keyPad []bool, dropMask []float32, B, H, L, r0, r1, hd int) {
+	checkViews(B, H, L, hd, "q, k, v", q, k, v)
+	checkRows("AttentionForwardRowsBF16", r0, r1, L)
+	if rows, cols := outBF.Shape(); rows < B*L || cols != H*hd || hd%2 != 0 {
+		panic(fmt.Sprintf("nn: AttentionForwardRowsBF16: output %d×%d for B·L = %d rows of H·hd = %d·%d", rows, cols, B*L, H, hd))
+	}
+	LL := L * L
+	if prob != nil && len(prob) < B*H*LL || dropMask != nil && (len(dropMask) < B*H*LL || len(probDrop) < B*H*LL) {
+		panic(fmt.Sprintf("nn: AttentionForwardRowsBF16: prob/dropMask/probDrop shorter than B·H·L·L = %d", B*H*LL))
+	}
+	attentionPerHead(Heads[float32]{}, outBF, q, k, v, prob, probDrop, keyPad, dropMask, B, H, L, r0, r1, hd, softmaxMatrix[float32])
 }
 
 // checkRows panics unless 0 ≤ r0 < r1 ≤ L: a query row range.
@@ -132,12 +152,13 @@ func checkRows(what string, r0, r1, L int) {
 	}
 }
 
-// attentionPerHead is the fused driver of AttentionForwardRows and
+// attentionPerHead is the fused driver of AttentionForwardRows(BF16) and
 // CausalAttentionForward: per (sample b, head h), in parallel, the scores
 // s = q kᵀ of query rows r0…r1−1 into a per-core scratch matrix, normalised
 // in place by softmax(s, ld, scale, keyPad, bias, keep, b, L, r0, r1), kept
 // in prob when the caller keeps it, then those rows of out = (s ⊙
-// dropMask) v. The arguments are the callers', already checked.
+// dropMask) v, or of outBF when set (out is then unused). The arguments
+// are the callers', already checked.
 //
 // The scratch rows are scoreLD(L) apart, whole cache lines: the products
 // store their tiles straight into it, and a row of 201 floats left every
@@ -146,7 +167,7 @@ func checkRows(what string, r0, r1, L int) {
 // stored as into prob, 18 into one cached matrix of that layout and 15
 // into an aligned cached one: tensor's BenchmarkAttentionScores). The
 // fine-tuning step's bf16 time fell 7%; fp32's did not move.
-func attentionPerHead[T tensor.Float](out, q, k, v Heads[T], prob, probDrop []T, keyPad []bool, dropMask []T, B, H, L, r0, r1, hd int,
+func attentionPerHead[T tensor.Float](out Heads[T], outBF *tensor.BF16Rows, q, k, v Heads[T], prob, probDrop []T, keyPad []bool, dropMask []T, B, H, L, r0, r1, hd int,
 	softmax func(s []T, ld int, scale T, keyPad []bool, bias, keep []float32, b, L, r0, r1 int)) {
 	LL, ld := L*L, scoreLD(L)
 	scale := T(1 / math.Sqrt(float64(hd)))
@@ -195,7 +216,11 @@ func attentionPerHead[T tensor.Float](out, q, k, v Heads[T], prob, probDrop []T,
 				}
 			}
 			tensor.GemmSerial(false, false, nq, hd, L, 1, pv, pld, v.at(b, h), v.LD, 0, o, outLD)
-			copyRows(out.at(b, h)[r0*out.LD:], out.LD, o, outLD, nq, hd)
+			if outBF != nil {
+				outBF.StoreCols(b*L+r0, nq, h*hd, hd, as32(o), outLD)
+			} else {
+				copyRows(out.at(b, h)[r0*out.LD:], out.LD, o, outLD, nq, hd)
+			}
 		}
 	})
 }

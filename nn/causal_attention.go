@@ -26,7 +26,7 @@ func CausalAttentionForward[T tensor.Float](out, q, k, v Heads[T], prob []T, key
 	if prob != nil && len(prob) < B*H*LL {
 		panic(fmt.Sprintf("nn: CausalAttentionForward: prob shorter than B·H·L·L = %d", B*H*LL))
 	}
-	attentionPerHead(out, q, k, v, prob, nil, keyPad, nil, B, H, L, 0, L, hd, causalSoftmax[T])
+	attentionPerHead(out, nil, q, k, v, prob, nil, keyPad, nil, B, H, L, 0, L, hd, causalSoftmax[T])
 }
 
 // causalSoftmax replaces each row r0 ≤ r < r1 of sample b's scores p

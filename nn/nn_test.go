@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"romae/internal/gradcheck"
+	"romae/tensor"
 )
 
 // Each case builds a scalar loss L = Σ R ⊙ op(inputs) with a fixed random R,
@@ -257,6 +258,75 @@ func TestAttentionViews(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAttentionForwardBF16Out: AttentionForwardRowsBF16 stores, in the
+// selected query rows, exactly the bf16 rounding of what
+// AttentionForwardRows writes in token order (the same products and
+// softmax), with the same probabilities; each row's padding pairs are
+// zero and the other rows are left as they were. An odd head width is
+// refused.
+func TestAttentionForwardBF16Out(t *testing.T) {
+	B, H, L, hd := 2, 3, 37, 6
+	n, d := B*H*L*hd, H*hd
+	q, k, v := to32(gradcheck.Rand(n, 11)), to32(gradcheck.Rand(n, 12)), to32(gradcheck.Rand(n, 13))
+	keyPad := make([]bool, B*L)
+	keyPad[3], keyPad[L+20] = true, true
+	mask := make([]float32, B*H*L*L)
+	DropoutMask(mask, 0.2, rand.New(rand.NewPCG(5, 6)))
+	hm := func(x []float32) Heads[float32] { return HeadMajor(x, H, L, hd) }
+	for _, tc := range []struct {
+		name   string
+		r0, r1 int
+		drop   bool
+	}{{"all", 0, L, false}, {"all/dropout", 0, L, true}, {"cls", 0, 1, false}, {"middle/dropout", 5, 30, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var m []float32
+			if tc.drop {
+				m = mask
+			}
+			out := make([]float32, B*L*d)
+			prob, pd := make([]float32, B*H*L*L), make([]float32, B*H*L*L)
+			AttentionForwardRows(TokenMajor(out, d, L, hd), hm(q), hm(k), hm(v), prob, pd, keyPad, m, B, H, L, tc.r0, tc.r1, hd)
+			var want, got tensor.BF16Rows
+			want.Resize(B*L, d)
+			want.Store(0, B*L, out, d)
+			got.Resize(B*L, d)
+			poison := make([]float32, B*L*d)
+			for i := range poison {
+				poison[i] = float32(math.NaN())
+			}
+			got.Store(0, B*L, poison, d)
+			gotProb, gotPD := make([]float32, B*H*L*L), make([]float32, B*H*L*L)
+			AttentionForwardRowsBF16(&got, hm(q), hm(k), hm(v), gotProb, gotPD, keyPad, m, B, H, L, tc.r0, tc.r1, hd)
+			w, g := want.Float32(), got.Float32()
+			for r := range B * L {
+				in := r%L >= tc.r0 && r%L < tc.r1
+				for j := range d {
+					wv, gv := w[r*d+j], g[r*d+j]
+					if in && math.Float32bits(gv) != math.Float32bits(wv) || !in && !math.IsNaN(float64(gv)) {
+						t.Fatalf("row %d (in the query rows: %v), column %d: %v, want %v", r, in, j, gv, wv)
+					}
+				}
+			}
+			for i := range prob {
+				if r := i / L % L; r >= tc.r0 && r < tc.r1 && math.Float32bits(gotProb[i]) != math.Float32bits(prob[i]) {
+					t.Fatalf("prob[%d] = %v, want %v", i, gotProb[i], prob[i])
+				}
+			}
+		})
+	}
+	t.Run("odd head width", func(t *testing.T) {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("hd = 5 accepted")
+			}
+		}()
+		var o tensor.BF16Rows
+		o.Resize(L, 5)
+		x := make([]float32, L*5)
+		AttentionForwardRowsBF16(&o, HeadMajor(x, 1, L, 5), HeadMajor(x, 1, L, 5), HeadMajor(x, 1, L, 5), nil, nil, nil, nil, 1, 1, L, 0, L, 5)
+	})
 }
 
 // TestAttentionRows checks AttentionForwardRows and AttentionBackwardRows

@@ -82,15 +82,47 @@ func (b *BF16Rows) CopyRows(r0 int, src *BF16Rows) {
 // operand is b as the bf16 drivers read op(A).
 func (b *BF16Rows) operand() bfA { return bfA{rows: b.pairs, ld: b.ld} }
 
+// StoreCols rounds columns c0 ≤ j < c0+n of rows r0 ≤ r < r0+rows from
+// src, which holds them from its start with row stride ld, leaving the
+// other columns as they are: a layer that makes each row in parts
+// (attention, a head at a time, the heads on several cores) stores each
+// part as it is made. c0 is even and so is n unless the part ends the
+// row, so no pair is shared by two parts; the part that ends a row clears
+// the row's padding.
+func (b *BF16Rows) StoreCols(r0, rows, c0, n int, src []float32, ld int) {
+	if r0 < 0 || rows < 0 || r0+rows > b.rows || c0 < 0 || n <= 0 || c0+n > b.cols || c0%2 != 0 || (n%2 != 0 && c0+n != b.cols) ||
+		ld < n || (rows > 0 && len(src) < (rows-1)*ld+n) {
+		panic(fmt.Sprintf("tensor.BF16Rows.StoreCols: rows [%d, %d), columns [%d, %d) of %d×%d from %d values, stride %d",
+			r0, r0+rows, c0, c0+n, b.rows, b.cols, len(src), ld))
+	}
+	p0, p1 := c0/2, (c0+n+1)/2
+	for r := range rows {
+		dst := b.pairs[(r0+r)*b.ld : (r0+r+1)*b.ld]
+		roundRowPairs(src[r*ld:r*ld+n], dst[p0:p1])
+		if c0+n == b.cols {
+			clear(dst[p1:])
+		}
+	}
+}
+
+// Widen writes rows r0 ≤ r < r0+rows widened back to float32 into dst,
+// [rows, cols]: the values a product reads.
+func (b *BF16Rows) Widen(dst []float32, r0, rows int) {
+	if r0 < 0 || rows < 0 || r0+rows > b.rows || len(dst) < rows*b.cols {
+		panic(fmt.Sprintf("tensor.BF16Rows.Widen: rows [%d, %d) of %d×%d into %d values", r0, r0+rows, b.rows, b.cols, len(dst)))
+	}
+	for r := range rows {
+		src := b.pairs[(r0+r)*b.ld:]
+		for j := range b.cols {
+			dst[r*b.cols+j] = math.Float32frombits((src[j/2] >> (16 * (j & 1))) << 16)
+		}
+	}
+}
+
 // Float32 is the matrix widened back to float32, [rows, cols].
 func (b *BF16Rows) Float32() []float32 {
 	out := make([]float32, b.rows*b.cols)
-	for r := range b.rows {
-		for j := range b.cols {
-			p := b.pairs[r*b.ld+j/2]
-			out[r*b.cols+j] = math.Float32frombits((p >> (16 * (j & 1))) << 16)
-		}
-	}
+	b.Widen(out, 0, b.rows)
 	return out
 }
 

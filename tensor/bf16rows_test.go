@@ -48,6 +48,45 @@ func TestBF16RowsStore(t *testing.T) {
 	}
 }
 
+// StoreCols fills rows part by part as Store fills them whole: parts of
+// even widths, the last one odd when the row is, into padding prefilled
+// with NaN pairs; Widen reads back any rows as Float32 has them.
+func TestBF16RowsStoreCols(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, s := range []struct {
+		rows, cols int
+		parts      []int // widths, summing to cols
+	}{{3, 2, []int{2}}, {5, 7, []int{2, 4, 1}}, {33, 180, []int{60, 60, 60}}, {40, 181, []int{60, 60, 61}}} {
+		ld := s.cols + 5
+		src := to32(randSlice(rng, s.rows*ld))
+		var want, got BF16Rows
+		want.Resize(s.rows, s.cols)
+		want.Store(0, s.rows, src, ld)
+		got.Resize(s.rows, s.cols)
+		for i := range got.pairs {
+			got.pairs[i] = 0x7FC07FC0
+		}
+		for p := len(s.parts) - 1; p >= 0; p-- { // the parts in reverse order
+			c0 := 0
+			for _, w := range s.parts[:p] {
+				c0 += w
+			}
+			got.StoreCols(1, s.rows-1, c0, s.parts[p], src[ld+c0:], ld)
+			got.StoreCols(0, 1, c0, s.parts[p], src[c0:], ld)
+		}
+		for r := range s.rows {
+			if g, w := got.pairs[r*got.ld:(r+1)*got.ld], want.pairs[r*want.ld:(r+1)*want.ld]; fmt.Sprint(g) != fmt.Sprint(w) {
+				t.Fatalf("%+v: row %d:\n got %x\nwant %x", s, r, g, w)
+			}
+		}
+		wide := make([]float32, (s.rows-2)*s.cols)
+		got.Widen(wide, 2, s.rows-2)
+		if all := got.Float32(); fmt.Sprint(wide) != fmt.Sprint(all[2*s.cols:]) {
+			t.Fatalf("%+v: Widen of rows 2… differs from Float32's", s)
+		}
+	}
+}
+
 // A product reading A as BF16Rows gives, on every bf16 kernel this CPU
 // runs, exactly what Gemm gives on the float32 A (which it rounds the same
 // way), and Gemm on the widened A where products run in float32.
