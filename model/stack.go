@@ -720,7 +720,9 @@ var chunkHead = true
 // product had written, and RMSNorm wrote norm1 for the whole batch before
 // the product read it back. A training pass keeps rstd1 and norm1 (in
 // bf16 only with keepBF) for its backward pass; an evaluation pass keeps
-// the norm in per-chunk scratch.
+// the norm in per-chunk scratch. A training pass's q|k|v rows stay in that
+// scratch too (qkvOutScratch); an evaluation pass's go to lin3, where
+// attention reads v.
 // Every row's arithmetic is the same either way.
 func (a *stackActs[T]) qkvRoPEChunks(pw *tensor.PackedWeight[float32], l *layerActs[T], x []T, blk *block[T], s *stack[T]) {
 	L, d, H, hd := a.L, s.DModel, s.Heads, s.hd
@@ -728,21 +730,22 @@ func (a *stackActs[T]) qkvRoPEChunks(pw *tensor.PackedWeight[float32], l *layerA
 	x32, g, lin3 := f32(x), f32(blk.attnNorm.W), f32(a.lin3)
 	chunk := tailChunk(N)
 	tensor.ParallelFor((N+chunk-1)/chunk, 1, func(lo, hi int) {
-		var buf *[]float32
+		buf := tailScratch.Get().(*[]float32)
+		defer tailScratch.Put(buf)
+		*buf = bufs.Resize(*buf, chunk*4*d)
 		inScratch := !a.train || a.keepBF // the norm kept in float32 only by a training pass without keepBF
-		if inScratch {
-			buf = tailScratch.Get().(*[]float32)
-			defer tailScratch.Put(buf)
-			*buf = bufs.Resize(*buf, chunk*d)
-		}
 		for c := lo; c < hi; c++ {
 			r0 := c * chunk
 			n := min(chunk, N-r0)
 			var norm []float32
 			if inScratch {
-				norm = *buf
+				norm = (*buf)[:chunk*d]
 			} else {
 				norm = f32(l.norm1)[r0*d:]
+			}
+			out, ldo := lin3[r0*3*d:], 3*d // the chunk's q|k|v rows
+			if a.train && qkvOutScratch {
+				out = (*buf)[chunk*d:]
 			}
 			for r := range n {
 				rs := nn.RMSNormRow32(norm[r*d:(r+1)*d], x32[(r0+r)*d:(r0+r+1)*d], g, s.eps)
@@ -752,18 +755,31 @@ func (a *stackActs[T]) qkvRoPEChunks(pw *tensor.PackedWeight[float32], l *layerA
 			}
 			if a.keepBF { // the product reads the rounded rows kept for the backward pass
 				l.norm1BF.Store(r0, n, norm, d)
-				tensor.GemmPackedSerialBF16Rows(&l.norm1BF, r0, n, 1, pw, 0, lin3[r0*3*d:], 3*d)
+				tensor.GemmPackedSerialBF16Rows(&l.norm1BF, r0, n, 1, pw, 0, out, ldo)
 			} else {
-				tensor.GemmPackedSerial(n, 1, norm, d, pw, 0, lin3[r0*3*d:], 3*d)
+				tensor.GemmPackedSerial(n, 1, norm, d, pw, 0, out, ldo)
 			}
-			a.rot.RotateSplitRows(l.q, a.lin3, 3*d, L, H, r0, r0+n)
-			a.rot.RotateSplitRows(l.k, a.lin3[d:], 3*d, L, H, r0, r0+n)
+			outT := any(out).([]T) // T is float32 here
+			a.rot.RotateSplitRows(l.q, outT, ldo, L, H, r0, r0+n)
+			a.rot.RotateSplitRows(l.k, outT[d:], ldo, L, H, r0, r0+n)
 			if a.train {
-				nn.SplitHeadsRows(l.v, a.lin3[2*d:], 3*d, L, H, hd, r0, r0+n)
+				nn.SplitHeadsRows(l.v, outT[2*d:], ldo, L, H, hd, r0, r0+n)
 			}
 		}
 	})
 }
+
+// qkvOutScratch lets a training pass's qkvRoPEChunks keep each chunk's
+// q|k|v rows in the core's scratch, where RoPE and the head split read
+// them (false: in lin3, the whole batch's [N, 3d]), a variable so tests
+// and benchmarks can compare both. In lin3 the product's stores went to
+// memory-resident rows, 13.9 MB a block for RoMAE-tiny fine-tuning,
+// written back to memory though the same chunk's next steps were their
+// only readers; on AMX such stores are the product's bottleneck
+// (docs/performance.md, "a seventh session"). An evaluation pass keeps
+// them in lin3: attention reads v there in place (copying v out of the
+// scratch instead cost fp32 inference 1–4%).
+var qkvOutScratch = true
 
 // packQKV packs block blk's q|k|v weight for this training pass, in
 // memory kept from pass to pass: the weights change every step, and

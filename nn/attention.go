@@ -15,18 +15,20 @@ import (
 // (sample, head) is one contiguous [L,hd] matrix.
 func SplitHeadsLD[T tensor.Float](dst, src []T, ld, B, L, H, hd int) {
 	tensor.ParallelFor(B*L, 64, func(lo, hi int) {
-		SplitHeadsRows(dst, src, ld, L, H, hd, lo, hi)
+		SplitHeadsRows(dst, src[lo*ld:], ld, L, H, hd, lo, hi)
 	})
 }
 
 // SplitHeadsRows is SplitHeadsLD of tokens lo ≤ r < hi alone (r = b·L +
 // l), on the calling goroutine: for callers that run a layer a chunk of
-// rows at a time on one core.
+// rows at a time on one core. dst is the whole batch's; src holds rows
+// lo … hi−1 alone, from its start (a chunk's product output in the
+// core's scratch).
 func SplitHeadsRows[T tensor.Float](dst, src []T, ld, L, H, hd, lo, hi int) {
 	for r := lo; r < hi; r++ {
 		b, l := r/L, r%L
 		for h := 0; h < H; h++ {
-			copy(dst[((b*H+h)*L+l)*hd:][:hd], src[r*ld+h*hd:][:hd])
+			copy(dst[((b*H+h)*L+l)*hd:][:hd], src[(r-lo)*ld+h*hd:][:hd])
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package rope
 
 import (
+	"math"
 	"testing"
 
 	"romae/internal/gradcheck"
@@ -109,6 +110,25 @@ func TestFusedRotateSplitMerge32(t *testing.T) {
 		for i := range want {
 			if diff := float64(got[i]) - want[i]; diff > 1e-6 || diff < -1e-6 {
 				t.Fatalf("hd %d D %d: RotateSplit float32[%d] = %v, float64 %v", g.hd, g.D, i, got[i], want[i])
+			}
+		}
+		// RotateSplitRows of rows 3…7 (across the samples' boundary), src
+		// holding those rows alone: the same bits as RotateSplit's.
+		rows := make([]float32, B*L*d)
+		for i := range rows {
+			rows[i] = -1
+		}
+		t32.RotateSplitRows(rows, to32(x)[3*ld+d:], ld, L, H, 3, 8)
+		for b := range B {
+			for h := range H {
+				for l := range L {
+					for j := range g.hd {
+						i := ((b*H+h)*L+l)*g.hd + j
+						if r := b*L + l; r >= 3 && r < 8 && math.Float32bits(rows[i]) != math.Float32bits(got[i]) || (r < 3 || r >= 8) && rows[i] != -1 {
+							t.Fatalf("hd %d D %d: RotateSplitRows(3, 8) token %d head %d [%d] = %v, RotateSplit %v", g.hd, g.D, r, h, j, rows[i], got[i])
+						}
+					}
+				}
 			}
 		}
 		back := make([]float32, B*L*ld)

@@ -64,8 +64,9 @@ func rotateCopy32(dst, src, cos, sin []float32, l Layout, L, heads int, dOff, sO
 				s[ax][q] = simdpart.Load16(sin[o+j0 : o+j1]).Mul(sign)
 			}
 		}
+		st, dt := sOff.token(b, i), dOff.token(b, i)
 		for h := range heads {
-			in, out := src[sOff.at(b, i, h):][:l.HeadDim], dst[dOff.at(b, i, h):][:l.HeadDim]
+			in, out := src[st+h*sOff.SH:][:l.HeadDim], dst[dt+h*dOff.SH:][:l.HeadDim]
 			for ax := range l.D {
 				for q := range chunks {
 					o, e := ax*l.AxisDim+16*q, ax*l.AxisDim+min(16*q+16, half)
@@ -119,8 +120,9 @@ func rotateCopy32One(dst, src, cos, sin []float32, l Layout, L, heads int, dOff,
 			c2 = simdpart.LoadMasked16(cs[2*R:], mr).Add(pad)
 			s2 = simdpart.LoadMasked16(sn[2*R:], mr).Mul(sign)
 		}
+		st, dt := sOff.token(b, i), dOff.token(b, i)
 		for h := range heads {
-			in, out := src[sOff.at(b, i, h):][:D*ad], dst[dOff.at(b, i, h):][:D*ad]
+			in, out := src[st+h*sOff.SH:][:D*ad], dst[dt+h*dOff.SH:][:D*ad]
 			rotateHalves(in, out, half, mh, c0, s0)
 			if D > 1 {
 				rotateHalves(in[ad:], out[ad:], half, mh, c1, s1)
@@ -202,8 +204,9 @@ func rotateCopy32x8(dst, src, cos, sin []float32, l Layout, L, heads int, dOff, 
 				s[ax][q] = simdpart.Load8(sin[o+j0 : o+j1]).Mul(sign)
 			}
 		}
+		st, dt := sOff.token(b, i), dOff.token(b, i)
 		for h := range heads {
-			in, out := src[sOff.at(b, i, h):][:l.HeadDim], dst[dOff.at(b, i, h):][:l.HeadDim]
+			in, out := src[st+h*sOff.SH:][:l.HeadDim], dst[dt+h*dOff.SH:][:l.HeadDim]
 			for ax := range l.D {
 				o := ax * l.AxisDim
 				cq, sq := c[ax][last], s[ax][last]

@@ -37,7 +37,7 @@ func TestRotateCopy32x8InPlace(t *testing.T) {
 	for i := range src {
 		src[i] = float32(i%13) - 6
 	}
-	rows := headStrides{L * H * 60, H * 60, 60}
+	rows := headStrides{SB: L * H * 60, SL: H * 60, SH: 60}
 	want, got := make([]float32, len(src)), append([]float32(nil), src...)
 	if !rotateCopy32x8(want, src, tab.Cos, tab.Sin, l, L, H, rows, rows, 0, L, false) ||
 		!rotateCopy32x8(got, got, tab.Cos, tab.Sin, l, L, H, rows, rows, 0, L, false) {
@@ -83,7 +83,7 @@ func TestRotateCopy32One(t *testing.T) {
 		for i := range src {
 			src[i] = float32(i%29)/7 - 2
 		}
-		heads := headStrides{L * H * g.hd, H * g.hd, g.hd}
+		heads := headStrides{SB: L * H * g.hd, SL: H * g.hd, SH: g.hd}
 		for _, inverse := range []bool{false, true} {
 			for _, rows := range [][2]int{{0, B * L}, {3, 11}, {B*L - 1, B * L}} {
 				run := func(one, inPlace bool) []float32 {
