@@ -63,8 +63,9 @@ func linearForward[T tensor.Float](pw *tensor.PackedWeight[T], out, in, w []T, n
 // output in bf16 for it (bf16Operand); tests turn it off to compare.
 var producerRounding = true
 
-// keepBF16Acts lets a bf16 training pass keep RMSNorm's outputs and
-// SiLU's in bf16 only (stackActs.keepBF); tests turn it off to compare.
+// keepBF16Acts lets a bf16 training pass keep its product inputs
+// (RMSNorm's outputs, SiLU's, attention's) in bf16 only (stackActs.keepBF,
+// mergeBF); tests turn it off to compare.
 var keepBF16Acts = true
 
 // keepsBF16 is whether a float32 pass (train: training) with hidden-layer
@@ -415,8 +416,8 @@ func (s *stack[T]) forward(a *stackActs[T], keyPad []bool, rng *rand.Rand) {
 			}
 			gatherRows(a.outRows, a.selX, x, B, L, d)
 			if a.mergeBF { // widened: the product rounds the values to themselves
+				S := a.outRows.len()
 				for b := range B {
-					S := a.outRows.len()
 					l.mergedBF.Widen(f32(a.selMerged)[b*S*d:], b*L+a.outRows.lo, S)
 				}
 			} else {
