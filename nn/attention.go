@@ -120,10 +120,7 @@ func AttentionForward[T tensor.Float](out, q, k, v Heads[T], prob, probDrop []T,
 func AttentionForwardRows[T tensor.Float](out, q, k, v Heads[T], prob, probDrop []T, keyPad []bool, dropMask []T, B, H, L, r0, r1, hd int) {
 	checkViews(B, H, L, hd, "out, q, k, v", out, q, k, v)
 	checkRows("AttentionForwardRows", r0, r1, L)
-	LL := L * L
-	if prob != nil && len(prob) < B*H*LL || dropMask != nil && (len(dropMask) < B*H*LL || len(probDrop) < B*H*LL) {
-		panic(fmt.Sprintf("nn: AttentionForward: prob/dropMask/probDrop shorter than B·H·L·L = %d", B*H*LL))
-	}
+	checkProbs("AttentionForward", prob, probDrop, dropMask, B*H*L*L)
 	attentionPerHead(out, nil, q, k, v, prob, probDrop, keyPad, dropMask, B, H, L, r0, r1, hd, softmaxMatrix[T])
 }
 
@@ -140,11 +137,16 @@ func AttentionForwardRowsBF16(outBF *tensor.BF16Rows, q, k, v Heads[float32], pr
 	if rows, cols := outBF.Shape(); rows < B*L || cols != H*hd || hd%2 != 0 {
 		panic(fmt.Sprintf("nn: AttentionForwardRowsBF16: output %d×%d for B·L = %d rows of H·hd = %d·%d", rows, cols, B*L, H, hd))
 	}
-	LL := L * L
-	if prob != nil && len(prob) < B*H*LL || dropMask != nil && (len(dropMask) < B*H*LL || len(probDrop) < B*H*LL) {
-		panic(fmt.Sprintf("nn: AttentionForwardRowsBF16: prob/dropMask/probDrop shorter than B·H·L·L = %d", B*H*LL))
-	}
+	checkProbs("AttentionForwardRowsBF16", prob, probDrop, dropMask, B*H*L*L)
 	attentionPerHead(Heads[float32]{}, outBF, q, k, v, prob, probDrop, keyPad, dropMask, B, H, L, r0, r1, hd, softmaxMatrix[float32])
+}
+
+// checkProbs panics unless prob (when kept) and, with dropout, dropMask
+// and probDrop hold n = B·H·L·L values each.
+func checkProbs[T tensor.Float](what string, prob, probDrop, dropMask []T, n int) {
+	if prob != nil && len(prob) < n || dropMask != nil && (len(dropMask) < n || len(probDrop) < n) {
+		panic(fmt.Sprintf("nn: %s: prob/dropMask/probDrop shorter than B·H·L·L = %d", what, n))
+	}
 }
 
 // checkRows panics unless 0 ≤ r0 < r1 ≤ L: a query row range.
