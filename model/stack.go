@@ -192,6 +192,26 @@ func (a *stackActs[T]) keptBF(bf *tensor.BF16Rows) *tensor.BF16Rows {
 	return bf
 }
 
+// mergedBF is l's attention output in bf16 when attention stores it so
+// (mergeBF), else nil.
+func (a *stackActs[T]) mergedBF(l *layerActs[T]) *tensor.BF16Rows {
+	if !a.mergeBF {
+		return nil
+	}
+	return &l.mergedBF
+}
+
+// linearBackward is a layer's backward pass without a bias
+// (nn.LinearBackward: dIn overwritten, dW added to) on its input in, or
+// on inBF when set: the input kept in bf16 only (keptBF, mergedBF).
+func (a *stackActs[T]) linearBackward(dIn, dW, dOut, in []T, inBF *tensor.BF16Rows, w []T, n, i, o int) {
+	if inBF != nil {
+		nn.LinearBackwardBF16(f32(dIn), f32(dW), f32(dOut), inBF, f32(w), n, i, o)
+		return
+	}
+	nn.LinearBackward(dIn, dW, nil, dOut, in, w, n, i, o, false)
+}
+
 // stackActs holds everything a stack's forward pass keeps for its backward
 // pass, for one (B, L). res[l] is the residual stream entering block l;
 // res[0] is the caller's input and res[depth] the output. The d-wide and
@@ -424,8 +444,8 @@ func (s *stack[T]) forward(a *stackActs[T], keyPad []bool, rng *rand.Rand) {
 				gatherRows(a.outRows, a.selMerged, l.merged, B, L, d)
 			}
 			xr, merged, outr = a.selX, a.selMerged, a.selOut
-		} else if a.mergeBF {
-			mergedBF = &l.mergedBF
+		} else {
+			mergedBF = a.mergedBF(l)
 		}
 		if tk := a.tailPacked(pk, blk, d, f); tk != nil {
 			tail := rowTail{pk: packed32Block(*tk), out: f32(outr), x: f32(xr), merged: f32(merged), mergedBF: mergedBF, g: f32(blk.ffnNorm.W),
@@ -829,30 +849,19 @@ func (s *stack[T]) backward(a *stackActs[T]) {
 
 		// MLP branch: dx is dLoss/d(h + DropPath(MLP(RMSNorm(h)))).
 		dBranch := a.branchGrad(dx, l.dp2, B, rows/B, d)
-		if a.keepBF {
-			nn.LinearBackwardBF16(f32(a.dAct), f32(blk.w2.w.G), f32(dBranch), &l.actBF, f32(blk.w2.w.W), rows, f, d)
-		} else {
-			nn.LinearBackward(a.dAct, blk.w2.w.G, nil, dBranch, l.act, blk.w2.w.W, rows, f, d, false)
-		}
+		a.linearBackward(a.dAct, blk.w2.w.G, dBranch, l.act, a.keptBF(&l.actBF), blk.w2.w.W, rows, f, d)
 		if len(l.hidMask) > 0 {
 			nn.DropoutForward(a.dAct[:rows*f], a.dAct, l.hidMask)
 		}
 		nn.SiLUBackward(a.dPre, a.dAct, l.pre, rows*f)
-		if a.keepBF {
-			nn.LinearBackwardBF16(f32(a.dNorm), f32(blk.w1.w.G), f32(a.dPre), &l.norm2BF, f32(blk.w1.w.W), rows, d, f)
-		} else {
-			nn.LinearBackward(a.dNorm, blk.w1.w.G, nil, a.dPre, l.norm2, blk.w1.w.W, rows, d, f, false)
-		}
+		a.linearBackward(a.dNorm, blk.w1.w.G, a.dPre, l.norm2, a.keptBF(&l.norm2BF), blk.w1.w.W, rows, d, f)
 		nn.RMSNormBackward(dx, blk.ffnNorm.G, a.dNorm, l.h, blk.ffnNorm.W, l.rstd2, rows, d, true)
 
 		// Attention branch: dx is now dLoss/dh.
 		dBranch = a.branchGrad(dx, l.dp1, B, rows/B, d)
-		switch {
-		case !sel && a.mergeBF:
-			nn.LinearBackwardBF16(f32(a.dMerged), f32(blk.wo.w.G), f32(dBranch), &l.mergedBF, f32(blk.wo.w.W), N, d, d)
-		case !sel:
-			nn.LinearBackward(a.dMerged, blk.wo.w.G, nil, dBranch, l.merged, blk.wo.w.W, N, d, d, false)
-		default:
+		if !sel {
+			a.linearBackward(a.dMerged, blk.wo.w.G, dBranch, l.merged, a.mergedBF(l), blk.wo.w.W, N, d, d)
+		} else {
 			// Only the selected rows of h and of the attention output had
 			// gradients: spread them back into zero-filled full tensors.
 			nn.LinearBackward(a.selDMerged, blk.wo.w.G, nil, dBranch, a.selMerged, blk.wo.w.W, rows, d, d, false)
@@ -894,11 +903,7 @@ func (s *stack[T]) backward(a *stackActs[T]) {
 			nn.MergeHeadsLD(a.dLin3, a.dq, 3*d, B, L, H, hd)
 			nn.MergeHeadsLD(a.dLin3[d:], a.dk, 3*d, B, L, H, hd)
 		}
-		if a.keepBF {
-			nn.LinearBackwardBF16(f32(a.dNorm), f32(qkvWeights(blk, true)), f32(a.dLin3), &l.norm1BF, f32(qkvWeights(blk, false)), N, d, 3*d)
-		} else {
-			nn.LinearBackward(a.dNorm, qkvWeights(blk, true), nil, a.dLin3, l.norm1, qkvWeights(blk, false), N, d, 3*d, false)
-		}
+		a.linearBackward(a.dNorm, qkvWeights(blk, true), a.dLin3, l.norm1, a.keptBF(&l.norm1BF), qkvWeights(blk, false), N, d, 3*d)
 		nn.RMSNormBackward(a.dx, blk.attnNorm.G, a.dNorm, x, blk.attnNorm.W, l.rstd1, N, d, true)
 	}
 }
