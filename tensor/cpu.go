@@ -2,6 +2,8 @@ package tensor
 
 import (
 	"fmt"
+	"os"
+	"strconv"
 	"strings"
 )
 
@@ -19,6 +21,8 @@ type CPUInfo struct {
 	// Caches in bytes: L1 data and L2 per core, L3 per package; from
 	// CPUID leaf 4 (Intel) or 0x8000001D (AMD), 0 when not reported.
 	L1D, L2, L3 int `json:"-"`
+	// CachesFrom is "cpuid", or "ROMAE_CACHES" where that set them.
+	CachesFrom string `json:"-"`
 	// AMX is "usable", or why the AMX back end is off here.
 	AMX string `json:"amx"`
 }
@@ -56,11 +60,77 @@ func (c CPUInfo) Class() string {
 
 // String is one line for logs and `romae version`.
 func (c CPUInfo) String() string {
-	return fmt.Sprintf("%s (%s family %d model %d; L1d %d KiB, L2 %d KiB, L3 %d KiB; %s; AMX %s)",
-		c.Name, c.Vendor, c.Family, c.Model, c.L1D>>10, c.L2>>10, c.L3>>10, strings.Join(c.Features, " "), c.AMX)
+	return fmt.Sprintf("%s (%s family %d model %d; %s; %s; AMX %s)",
+		c.Name, c.Vendor, c.Family, c.Model, c.Caches(), strings.Join(c.Features, " "), c.AMX)
 }
 
-var cpuInfo = detectCPU()
+// Caches is the cache sizes the blocking uses, and where they came from
+// when not from CPUID.
+func (c CPUInfo) Caches() string {
+	s := fmt.Sprintf("L1d %d KiB, L2 %d KiB, L3 %d KiB", c.L1D>>10, c.L2>>10, c.L3>>10)
+	if c.CachesFrom != "" && c.CachesFrom != "cpuid" {
+		s += " from " + c.CachesFrom
+	}
+	return s
+}
+
+var cpuInfo = func() CPUInfo {
+	c := detectCPU()
+	c.CachesFrom = "cpuid"
+	c, err := withCaches(c, os.Getenv("ROMAE_CACHES"))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "tensor: ROMAE_CACHES: %v; using the sizes CPUID reports\n", err)
+	}
+	return c
+}()
+
+// withCaches is c with the cache sizes in spec ("L1D,L2" or "L1D,L2,L3",
+// each in bytes with an optional K or M suffix, as in "32K,1M") in place
+// of those CPUID reported: for guests whose hypervisor reports none or
+// the host's, and to run another machine class's blocking and
+// chunk-or-layer decisions on this one. An empty spec keeps CPUID's; a
+// malformed one returns c unchanged with the error (start-up reports it
+// on stderr and goes on, as for ROMAE_GEMM).
+func withCaches(c CPUInfo, spec string) (CPUInfo, error) {
+	if spec == "" {
+		return c, nil
+	}
+	sizes, err := parseCaches(spec)
+	if err != nil {
+		return c, err
+	}
+	c.L1D, c.L2, c.CachesFrom = sizes[0], sizes[1], "ROMAE_CACHES"
+	if len(sizes) == 3 {
+		c.L3 = sizes[2]
+	}
+	return c, nil
+}
+
+// parseCaches reads "L1D,L2[,L3]" (see withCaches) into bytes.
+func parseCaches(spec string) ([]int, error) {
+	fields := strings.Split(spec, ",")
+	if len(fields) < 2 || len(fields) > 3 {
+		return nil, fmt.Errorf("%q: want L1D,L2 or L1D,L2,L3 sizes (e.g. 32K,1M)", spec)
+	}
+	names := []string{"L1D", "L2", "L3"}
+	sizes := make([]int, len(fields))
+	for i, f := range fields {
+		f = strings.TrimSpace(f)
+		unit := 1
+		switch {
+		case strings.HasSuffix(f, "K"), strings.HasSuffix(f, "k"):
+			unit, f = 1<<10, f[:len(f)-1]
+		case strings.HasSuffix(f, "M"), strings.HasSuffix(f, "m"):
+			unit, f = 1<<20, f[:len(f)-1]
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil || n <= 0 || n > 1<<30/unit {
+			return nil, fmt.Errorf("%q: %s size %q is not a positive byte count (e.g. 48K, 2M)", spec, names[i], fields[i])
+		}
+		sizes[i] = n * unit
+	}
+	return sizes, nil
+}
 
 // CPU returns the processor as the GEMM dispatch saw it at start-up.
 func CPU() CPUInfo {

@@ -45,6 +45,9 @@ func TestCPUMatchesLinux(t *testing.T) {
 			t.Errorf("feature %s: CPUID+XCR0 %v, /proc/cpuinfo %v", f, c.Has(f), flags[f])
 		}
 	}
+	if os.Getenv("ROMAE_CACHES") != "" {
+		t.Skip("ROMAE_CACHES is set: the cache sizes are its, not CPUID's")
+	}
 	if c.L1D == 0 && c.L2 == 0 {
 		t.Skip("CPUID reports no cache parameters here")
 	}
@@ -89,5 +92,40 @@ func TestChooseBF16(t *testing.T) {
 		if got := bf16KernelNames[chooseBF16(c.cpu)]; got != c.want {
 			t.Errorf("%s %v AMX %q: %s, want %s", c.cpu.Vendor, c.cpu.Features, c.cpu.AMX, got, c.want)
 		}
+	}
+}
+
+func TestWithCaches(t *testing.T) {
+	base := CPUInfo{Name: "x", L1D: 48 << 10, L2: 2 << 20, L3: 480 << 20}
+	for _, tc := range []struct {
+		spec          string
+		l1d, l2, l3   int
+		wantUnchanged bool
+	}{
+		{spec: "", wantUnchanged: true},
+		{spec: "32K,1M", l1d: 32 << 10, l2: 1 << 20, l3: 480 << 20},
+		{spec: "48k, 1m, 32M", l1d: 48 << 10, l2: 1 << 20, l3: 32 << 20},
+		{spec: "32768,524288", l1d: 32768, l2: 524288, l3: 480 << 20},
+		{spec: "32K", wantUnchanged: true},
+		{spec: "32K,1M,32M,1G", wantUnchanged: true},
+		{spec: "32K,-1M", wantUnchanged: true},
+		{spec: "32K,0", wantUnchanged: true},
+		{spec: "32K,lots", wantUnchanged: true},
+		{spec: "32K,4096M", wantUnchanged: true},
+	} {
+		got, err := withCaches(base, tc.spec)
+		want := base
+		if !tc.wantUnchanged {
+			want.L1D, want.L2, want.L3 = tc.l1d, tc.l2, tc.l3
+		}
+		if got.L1D != want.L1D || got.L2 != want.L2 || got.L3 != want.L3 {
+			t.Errorf("withCaches(%q): L1d %d L2 %d L3 %d, want %d %d %d", tc.spec, got.L1D, got.L2, got.L3, want.L1D, want.L2, want.L3)
+		}
+		if (err != nil) != (tc.wantUnchanged && tc.spec != "") {
+			t.Errorf("withCaches(%q): error %v", tc.spec, err)
+		}
+	}
+	if _, err := withCaches(base, "32K,lots"); err == nil || !strings.Contains(err.Error(), `L2 size "lots"`) {
+		t.Errorf("the error names neither the field nor the value: %v", err)
 	}
 }

@@ -64,6 +64,7 @@ type benchResult struct {
 	CPU            string   `json:"cpu"`
 	CPUClass       string   `json:"cpu_class"`
 	CPUFeatures    []string `json:"cpu_features"`
+	CPUCaches      string   `json:"cpu_caches"`
 	Kernel         string   `json:"kernel"`
 	KernelFeatures []string `json:"kernel_features"`
 	KBlock         int      `json:"k_block,omitempty"`
@@ -271,7 +272,7 @@ func runBench(o benchOpts, workload, pos string) (*benchResult, error) {
 	r := &benchResult{Workload: workload, Size: o.size, PosEncoding: pos, Batch: B, Tokens: L, Steps: o.steps,
 		MedianS: med, MinS: sorted[0], SamplesPerS: float64(B) / med, GFLOP: gflop, GFLOPS: gflop / med,
 		PeakRSSMB: peakRSSMB(), GEMM: kern.Backend, Procs: runtime.GOMAXPROCS(0), StepS: times,
-		CPU: machine.Name, CPUClass: machine.Class(), CPUFeatures: machine.Features,
+		CPU: machine.Name, CPUClass: machine.Class(), CPUFeatures: machine.Features, CPUCaches: machine.Caches(),
 		Kernel: kern.Kernel, KernelFeatures: kern.Features, KBlock: kern.KBlock, PackedWeights: packed,
 		AllocsPerStp: float64(ms1.Mallocs-ms0.Mallocs) / float64(o.steps),
 		BytesPerStep: float64(ms1.TotalAlloc-ms0.TotalAlloc) / float64(o.steps), CPUMedianS: median(cpu)}

@@ -49,7 +49,7 @@ func TestBenchCommand(t *testing.T) {
 		if r.MedianS <= 0 || r.GFLOP <= 0 || r.Steps != 2 || len(r.StepS) != 2 || r.Precision != "fp32" {
 			t.Errorf("implausible result %+v", r)
 		}
-		if cpu, k := tensor.CPU(), tensor.Kernel(); r.CPU != cpu.Name || r.CPUClass != cpu.Class() || r.Kernel != k.Kernel || r.GEMM != k.Backend {
+		if cpu, k := tensor.CPU(), tensor.Kernel(); r.CPU != cpu.Name || r.CPUClass != cpu.Class() || r.CPUCaches != cpu.Caches() || r.Kernel != k.Kernel || r.GEMM != k.Backend {
 			t.Errorf("machine fields %q %q %q %q, want %q %q %q %q", r.CPU, r.CPUClass, r.Kernel, r.GEMM, cpu.Name, cpu.Class(), k.Kernel, k.Backend)
 		}
 	}

@@ -14,7 +14,8 @@ import (
 // cmdVersion prints what a bug report needs: the module version, the
 // commit it was built from, the Go toolchain, and the matrix-multiply back
 // ends this binary has with the one chosen for this CPU (ROMAE_GEMM
-// overrides the choice), and the MPI library it was built with.
+// overrides the choice) and the cache sizes its blocking uses
+// (ROMAE_CACHES overrides CPUID's), and the MPI library it was built with.
 func cmdVersion(_ context.Context, args []string) error {
 	fs := newFlagSet("version", "version")
 	if err := fs.Parse(args); err != nil {
@@ -41,9 +42,9 @@ func cmdVersion(_ context.Context, args []string) error {
 		names = append(names, b.Name())
 	}
 	cpu := tensor.CPU()
-	fmt.Printf("romae %s\ncommit %s%s\n%s %s/%s\ngemm back ends: %s; chosen: %s; bf16 kernels: %s (first chosen); cpu: %s (%s)\n",
+	fmt.Printf("romae %s\ncommit %s%s\n%s %s/%s\ngemm back ends: %s; chosen: %s; bf16 kernels: %s (first chosen); cpu: %s (%s; %s)\n",
 		version, commit, modified, runtime.Version(), runtime.GOOS, runtime.GOARCH, strings.Join(names, ", "),
-		tensor.BackendName(), strings.Join(tensor.BF16Kernels(), ", "), cpu.Name, cpu.Class())
+		tensor.BackendName(), strings.Join(tensor.BF16Kernels(), ", "), cpu.Name, cpu.Class(), cpu.Caches())
 	if mpi := dist.Version(); mpi != "" {
 		fmt.Printf("mpi: %s\n", mpi)
 	} else {
