@@ -129,3 +129,38 @@ func lastLines(s string, n int) string {
 	}
 	return strings.Join(l, "\n")
 }
+
+// TestCachesOverride runs romae with ROMAE_CACHES set, as a user would
+// on a guest whose hypervisor reports no or wrong cache sizes: a Zen 4's
+// 32 KiB L1d and 1 MiB L2 must reach the fp32 kernel's k block (256, as
+// tuned on that chip; TestKBlock) and be named in bench's cpu_caches and
+// in romae version, whatever this machine's own caches; a malformed
+// value must be reported and leave CPUID's sizes in use.
+func TestCachesOverride(t *testing.T) {
+	bench := func(caches string) (benchResult, string) {
+		cmd := exec.Command(os.Args[0], "bench", "--workload", "infer", "--size", "tiny-shallow",
+			"--batch-size", "2", "--tokens", "20", "--steps", "1")
+		cmd.Env = append(os.Environ(), "ROMAE_HOSTILE_AS_MAIN=1", "ROMAE_CACHES="+caches)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("ROMAE_CACHES=%s romae bench: %v\n%s", caches, err, lastLines(stderr.String(), 8))
+		}
+		var r benchResult
+		if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
+			t.Fatalf("%v: %s", err, stdout.String())
+		}
+		return r, stderr.String()
+	}
+	r, _ := bench("32K,1M")
+	if want := "L1d 32 KiB, L2 1024 KiB"; !strings.Contains(r.CPUCaches, want) || !strings.HasSuffix(r.CPUCaches, "from ROMAE_CACHES") {
+		t.Errorf("cpu_caches %q, want %q from ROMAE_CACHES", r.CPUCaches, want)
+	}
+	if (r.GEMM == "avx512" || r.GEMM == "avx2") && r.KBlock != 256 {
+		t.Errorf("%s k block %d with Zen 4's caches, want 256", r.GEMM, r.KBlock)
+	}
+	r, stderr := bench("32K,lots")
+	if !strings.Contains(stderr, `ROMAE_CACHES: "32K,lots": L2 size "lots"`) || strings.Contains(r.CPUCaches, "ROMAE_CACHES") {
+		t.Errorf("a malformed ROMAE_CACHES: cpu_caches %q, stderr:\n%s", r.CPUCaches, lastLines(stderr, 8))
+	}
+}
