@@ -2,7 +2,8 @@
 # Installs what is missing, then runs the whole test suite: once with the
 # default back ends (pure-Go AVX-512/AVX2 GEMM and gonum), once more for the
 # packages that use the OpenBLAS back end through cgo, once more for the
-# numeric packages under -race, on emulated CPUs without AVX-512
+# numeric packages under -race and under other classes' cache sizes, on
+# emulated CPUs without AVX-512
 # (qemu-user) and in the portable build (no GOEXPERIMENT=simd: gonum and
 # scalar float32 paths only). The data-parallel end-to-end tests run
 # `mpirun -np 2` (Open MPI, installed by setup.sh).
@@ -25,6 +26,14 @@ fi
 # products shrink to shapes that still split over the workers and block (the
 # full ones ran above), as the race detector makes each access ~10x dearer.
 go test -count=1 -race -short ./tensor/ ./nn/ ./rope/ ./optim/ ./model/ ./serve/
+# The numeric packages under other machine classes' cache sizes
+# (ROMAE_CACHES), which set the k blocks and the chunk-or-layer choices: a
+# Zen 4's or Zen 5's 1 MiB L2 and a 256 KiB one, so a test that holds only
+# with this machine's blocks fails here, not on the next class (a fixed
+# k = 384 in TestPackBRows32 did, wherever the block is 256).
+for caches in 32K,1M 32K,256K; do
+  ROMAE_CACHES=$caches go test -count=1 -short ./tensor/ ./nn/ ./rope/ ./model/
+done
 # The numeric packages on an emulated CPU without AVX-512 (qemu-user,
 # installed by setup.sh): a Haswell, AVX2+FMA, where the avx2 back end and
 # the AVX2 paths run, and any AVX-512 instruction among them would be SIGILL.
