@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"sync/atomic"
@@ -184,6 +185,7 @@ func (b *batcher) collect(first *job) []*job {
 			timer.Stop()
 		}
 	}()
+	yielded := false
 	for n < b.maxBatch {
 		select {
 		case j := <-b.ch:
@@ -192,6 +194,16 @@ func (b *batcher) collect(first *job) []*job {
 		default:
 		}
 		wait := time.Until(deadline)
+		if wait > 0 && b.arriving.Load() == 0 && !yielded {
+			// Once per batch, let the handlers that are runnable but not
+			// running read and queue their requests first: with one P
+			// (GOMAXPROCS=1, a one-CPU container) they cannot run beside
+			// this goroutine, so nothing ever looked "arriving" and
+			// every batch ran alone.
+			yielded = true
+			runtime.Gosched()
+			continue
+		}
 		if wait <= 0 || b.arriving.Load() == 0 {
 			break
 		}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -249,6 +250,33 @@ func TestBatchWaitsOnlyForArrivingRequests(t *testing.T) {
 	}()
 	if g := b.collect(b.take(<-b.ch)); len(g) != 2 {
 		t.Errorf("with one arriving: a group of %d, want 2", len(g))
+	}
+}
+
+// With one P (GOMAXPROCS=1, a one-CPU container) a handler that is
+// runnable but not running cannot mark its request as arriving: the
+// batch yields once before it decides that nothing else is coming, so a
+// request queued meanwhile joins it rather than running alone after it.
+func TestBatchYieldsToRunnableHandlersOnOneP(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	m, spec := tinyModel(t, model.TaskClassify, 1)
+	sm, err := NewModel("tiny", m, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBatcher(8, 1<<20, time.Hour, 64, newMetrics(8), quietLogger())
+	var jobs []*job
+	for range 2 {
+		ds, err := sm.prepare(synthSamples(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs = append(jobs, newJob(t.Context(), sm, epPredict, "", ds))
+	}
+	b.submit(jobs[0])
+	go b.submit(jobs[1]) // runnable; with one P it runs only when this goroutine yields
+	if g := b.collect(b.take(<-b.ch)); len(g) != 2 {
+		t.Errorf("a group of %d, want 2 (the second job was queued by a runnable goroutine)", len(g))
 	}
 }
 
