@@ -67,6 +67,10 @@ func (c CPUInfo) String() string {
 // Caches is the cache sizes the blocking uses, and where they came from
 // when not from CPUID.
 func (c CPUInfo) Caches() string {
+	if c.L1D <= 0 && c.L2 <= 0 {
+		// A guest whose hypervisor hides the cache leaves, or not amd64.
+		return "cache sizes not reported: blocking at its defaults (ROMAE_CACHES sets them)"
+	}
 	s := fmt.Sprintf("L1d %d KiB, L2 %d KiB, L3 %d KiB", c.L1D>>10, c.L2>>10, c.L3>>10)
 	if c.CachesFrom != "" && c.CachesFrom != "cpuid" {
 		s += " from " + c.CachesFrom

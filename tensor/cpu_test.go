@@ -125,6 +125,12 @@ func TestWithCaches(t *testing.T) {
 			t.Errorf("withCaches(%q): error %v", tc.spec, err)
 		}
 	}
+	if got := (CPUInfo{}).Caches(); !strings.Contains(got, "not reported") || !strings.Contains(got, "ROMAE_CACHES") {
+		t.Errorf("no cache sizes: %q, want it said, with the variable that sets them", got)
+	}
+	if got, _ := withCaches(CPUInfo{}, "32K,1M"); got.Caches() != "L1d 32 KiB, L2 1024 KiB, L3 0 KiB from ROMAE_CACHES" {
+		t.Errorf("sizes set where CPUID reported none: %q", got.Caches())
+	}
 	if _, err := withCaches(base, "32K,lots"); err == nil || !strings.Contains(err.Error(), `L2 size "lots"`) {
 		t.Errorf("the error names neither the field nor the value: %v", err)
 	}
