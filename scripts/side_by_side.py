@@ -108,6 +108,10 @@ def main():
     cpu = cpu_name()
     print("CPU: %s; instruction set: %s; %d threads each; batch %d; load average at start %s" % (
         cpu, a.isa, a.threads, a.batch, os.getloadavg()[0]), flush=True)
+    # What romae chose here: back ends, bf16 kernel, CPU class and the cache
+    # sizes its blocking uses (ROMAE_CACHES, if set, is named there).
+    version = subprocess.run([romae, "version"], capture_output=True, text=True, env=env).stdout
+    print("romae " + next((l for l in version.splitlines() if l.startswith("gemm back ends:")), "version: ?"), flush=True)
     if refused:
         print("romae in fp32 only: " + refused, flush=True)
     rows = []  # (round, workload, precision, anchor, romae)
