@@ -21,7 +21,7 @@ type CPUInfo struct {
 	// Caches in bytes: L1 data and L2 per core, L3 per package; from
 	// CPUID leaf 4 (Intel) or 0x8000001D (AMD), 0 when not reported.
 	L1D, L2, L3 int `json:"-"`
-	// CachesFrom is "cpuid", or "ROMAE_CACHES" where that set them.
+	// CachesFrom is "ROMAE_CACHES" where that set them ("": CPUID).
 	CachesFrom string `json:"-"`
 	// AMX is "usable", or why the AMX back end is off here.
 	AMX string `json:"amx"`
@@ -72,16 +72,14 @@ func (c CPUInfo) Caches() string {
 		return "cache sizes not reported: blocking at its defaults (ROMAE_CACHES sets them)"
 	}
 	s := fmt.Sprintf("L1d %d KiB, L2 %d KiB, L3 %d KiB", c.L1D>>10, c.L2>>10, c.L3>>10)
-	if c.CachesFrom != "" && c.CachesFrom != "cpuid" {
+	if c.CachesFrom != "" {
 		s += " from " + c.CachesFrom
 	}
 	return s
 }
 
 var cpuInfo = func() CPUInfo {
-	c := detectCPU()
-	c.CachesFrom = "cpuid"
-	c, err := withCaches(c, os.Getenv("ROMAE_CACHES"))
+	c, err := withCaches(detectCPU(), os.Getenv("ROMAE_CACHES"))
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "tensor: ROMAE_CACHES: %v; using the sizes CPUID reports\n", err)
 	}
