@@ -135,3 +135,25 @@ func TestWithCaches(t *testing.T) {
 		t.Errorf("the error names neither the field nor the value: %v", err)
 	}
 }
+
+// FuzzParseCaches: any ROMAE_CACHES value is either refused with an error
+// or read as two or three sizes in (0, 1 GiB], never a panic.
+func FuzzParseCaches(f *testing.F) {
+	for _, s := range []string{"32K,1M", "48k, 2m, 105M", "32768,524288", "", ",", "1K,", "K,M", "9999999999999999999K,1M", "-0,1", " 1 , 2 ,3 ", "1G,1M"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, spec string) {
+		sizes, err := parseCaches(spec)
+		if err != nil {
+			return
+		}
+		if len(sizes) < 2 || len(sizes) > 3 {
+			t.Fatalf("%q: %d sizes", spec, len(sizes))
+		}
+		for _, n := range sizes {
+			if n <= 0 || n > 1<<30 {
+				t.Fatalf("%q: size %d", spec, n)
+			}
+		}
+	})
+}
