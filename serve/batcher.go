@@ -194,7 +194,13 @@ func (b *batcher) collect(first *job) []*job {
 		default:
 		}
 		wait := time.Until(deadline)
-		if wait > 0 && b.arriving.Load() == 0 && !yielded {
+		if wait <= 0 {
+			break
+		}
+		if b.arriving.Load() == 0 {
+			if yielded {
+				break
+			}
 			// Once per batch, let the handlers that are runnable but not
 			// running read and queue their requests first: with one P
 			// (GOMAXPROCS=1, a one-CPU container) they cannot run beside
@@ -203,9 +209,6 @@ func (b *batcher) collect(first *job) []*job {
 			yielded = true
 			runtime.Gosched()
 			continue
-		}
-		if wait <= 0 || b.arriving.Load() == 0 {
-			break
 		}
 		// A request being decoded may still fail, so look again shortly.
 		wait = min(wait, 200*time.Microsecond)

@@ -50,7 +50,7 @@ func TestBenchCommand(t *testing.T) {
 			t.Errorf("implausible result %+v", r)
 		}
 		if cpu, k := tensor.CPU(), tensor.Kernel(); r.CPU != cpu.Name || r.CPUClass != cpu.Class() || r.CPUCaches != cpu.Caches() || r.Kernel != k.Kernel || r.GEMM != k.Backend {
-			t.Errorf("machine fields %q %q %q %q, want %q %q %q %q", r.CPU, r.CPUClass, r.Kernel, r.GEMM, cpu.Name, cpu.Class(), k.Kernel, k.Backend)
+			t.Errorf("machine fields %q %q %q %q %q, want %q %q %q %q %q", r.CPU, r.CPUClass, r.CPUCaches, r.Kernel, r.GEMM, cpu.Name, cpu.Class(), cpu.Caches(), k.Kernel, k.Backend)
 		}
 	}
 	if _, err := capture(t, cmdBench, "--workload", "nope"); err == nil {

@@ -138,26 +138,28 @@ func lastLines(s string, n int) string {
 // value must be reported and leave CPUID's sizes in use.
 func TestCachesOverride(t *testing.T) {
 	bench := func(caches string) (benchResult, string) {
-		cmd := exec.Command(os.Args[0], "bench", "--workload", "infer", "--size", "tiny-shallow",
+		t.Setenv("ROMAE_CACHES", caches) // runMain's child inherits it
+		out, stderr, code := runMain(t, "bench", "--workload", "infer", "--size", "tiny-shallow",
 			"--batch-size", "2", "--tokens", "20", "--steps", "1")
-		cmd.Env = append(os.Environ(), "ROMAE_HOSTILE_AS_MAIN=1", "ROMAE_CACHES="+caches)
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("ROMAE_CACHES=%s romae bench: %v\n%s", caches, err, lastLines(stderr.String(), 8))
+		if code != 0 {
+			t.Fatalf("ROMAE_CACHES=%s romae bench: exit %d\n%s", caches, code, lastLines(stderr, 8))
 		}
 		var r benchResult
-		if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
-			t.Fatalf("%v: %s", err, stdout.String())
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatalf("%v: %s", err, out)
 		}
-		return r, stderr.String()
+		return r, stderr
 	}
+	const want = "L1d 32 KiB, L2 1024 KiB"
 	r, _ := bench("32K,1M")
-	if want := "L1d 32 KiB, L2 1024 KiB"; !strings.Contains(r.CPUCaches, want) || !strings.HasSuffix(r.CPUCaches, "from ROMAE_CACHES") {
+	if !strings.Contains(r.CPUCaches, want) || !strings.HasSuffix(r.CPUCaches, "from ROMAE_CACHES") {
 		t.Errorf("cpu_caches %q, want %q from ROMAE_CACHES", r.CPUCaches, want)
 	}
 	if (r.GEMM == "avx512" || r.GEMM == "avx2") && r.KBlock != 256 {
 		t.Errorf("%s k block %d with Zen 4's caches, want 256", r.GEMM, r.KBlock)
+	}
+	if out, _, code := runMain(t, "version"); code != 0 || !strings.Contains(out, want) {
+		t.Errorf("romae version (exit %d) does not name the sizes %q:\n%s", code, want, out)
 	}
 	r, stderr := bench("32K,lots")
 	if !strings.Contains(stderr, `ROMAE_CACHES: "32K,lots": L2 size "lots"`) || strings.Contains(r.CPUCaches, "ROMAE_CACHES") {

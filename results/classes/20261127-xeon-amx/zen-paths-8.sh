@@ -1,5 +1,9 @@
 #!/bin/bash
-# rounds; each: old31, HEAD zen caches, HEAD native; all with VDPBF16PS for bf16
+# As run on 2026-11-27 (docs/performance.md, "an eighth session"): R rounds,
+# each stop 31's binary, this code with a Zen 4's caches, this code with the
+# CPU's own; bf16 on VDPBF16PS throughout. The binaries, built beforehand:
+#   git worktree add /tmp/old31 4af113d && (cd /tmp/old31 && GOEXPERIMENT=simd go build -o /tmp/romae31 ./cmd/romae)
+#   GOEXPERIMENT=simd go build -o /tmp/romaeHEAD ./cmd/romae   # at 1eaf392
 R=${1:-3}
 for r in $(seq $R); do
   for cfg in old31 headzen headnative; do
