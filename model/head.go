@@ -34,7 +34,7 @@ func (a *headActs[T]) resize(h *head[T], n int, train bool) {
 }
 
 // forward reads a.in and writes a.y.
-func (h *head[T]) forward(a *headActs[T], rng *rand.Rand) {
+func (h *head[T]) forward(a *headActs[T], rng rand.Source) {
 	d, o := h.out.in, h.out.out
 	x := a.in
 	if len(a.mask) > 0 {

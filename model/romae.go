@@ -187,7 +187,7 @@ func (m *Model[T]) setEncoderToken(ws *Workspace[T], bt *data.Batch, b, i, r int
 
 // encode: x = Linear(values) (+ [CLS] in slot 0) (+ sin/cos when absolute),
 // then the encoder stack with its rotation table.
-func (m *Model[T]) encode(ws *Workspace[T], rng *rand.Rand) error {
+func (m *Model[T]) encode(ws *Workspace[T], rng rand.Source) error {
 	B, Le, d := ws.B, ws.Le, m.Cfg.Encoder.DModel
 	x := ws.enc.res[0]
 	nn.LinearForward(x, ws.encVals, m.proj.w.W, m.proj.b.W, B*Le, m.Cfg.Values, d)
@@ -269,8 +269,8 @@ func (m *Model[T]) encodeBackward(ws *Workspace[T]) {
 // the same count) becomes a padded query: computed, never attended to, and
 // excluded from the loss. Reconstruction rows follow each sample's masked
 // slots in index order. Returns the MSE over the masked non-pad tokens'
-// values (per-patch normalised when normalize_targets).
-func (m *Model[T]) ForwardPretrain(ws *Workspace[T], bt *data.Batch, masked []bool, train bool, rng *rand.Rand) (float64, error) {
+// values (per-patch normalised when normalize_targets). rng: as ForwardTask's.
+func (m *Model[T]) ForwardPretrain(ws *Workspace[T], bt *data.Batch, masked []bool, train bool, rng rand.Source) (float64, error) {
 	if m.Cfg.Task != TaskPretrain {
 		return 0, fmt.Errorf("ForwardPretrain on a %s model", m.Cfg.Task)
 	}
@@ -358,7 +358,7 @@ func (m *Model[T]) setQueryRows(ws *Workspace[T], Lq int) {
 // With QueryIndependent the decoder's attention keeps queries apart (see
 // nn.PrefixAttentionForward), so each prediction depends on the visible
 // tokens and its own position only; training uses the same pattern.
-func (m *Model[T]) decode(ws *Workspace[T], rng *rand.Rand) error {
+func (m *Model[T]) decode(ws *Workspace[T], rng rand.Source) error {
 	B, Le, Lq, D := ws.B, ws.Le, ws.Lq, m.Cfg.PosDims
 	d, dd := m.Cfg.Encoder.DModel, m.Cfg.Decoder.DModel
 	Ld := Le + Lq
@@ -486,7 +486,9 @@ func (m *Model[T]) fillAllTokens(ws *Workspace[T], bt *data.Batch, train bool) {
 
 // ForwardTask encodes every token, pools, and applies the head. With labels
 // (classification) or targets (regression) in bt it returns the loss, else 0.
-func (m *Model[T]) ForwardTask(ws *Workspace[T], bt *data.Batch, opt LossOptions, train bool, rng *rand.Rand) (float64, error) {
+// When train, rng draws dropout and stochastic depth: a *rand.PCG draws the
+// same values as a *rand.Rand over it, on several cores (nn.DropoutMask).
+func (m *Model[T]) ForwardTask(ws *Workspace[T], bt *data.Batch, opt LossOptions, train bool, rng rand.Source) (float64, error) {
 	if m.Cfg.Task == TaskPretrain {
 		return 0, fmt.Errorf("ForwardTask on a pre-training model")
 	}

@@ -362,7 +362,7 @@ func (a *stackActs[T]) block(i int) (*layerActs[T], []T) {
 // forward runs the stack on a.res[0] (filled by the caller) with keyPad
 // [B·L] marking padded keys. rng draws dropout and stochastic depth; it is
 // only used when the activations were sized for training.
-func (s *stack[T]) forward(a *stackActs[T], keyPad []bool, rng *rand.Rand) {
+func (s *stack[T]) forward(a *stackActs[T], keyPad []bool, rng rand.Source) {
 	B, L, d, f, H, hd := a.B, a.L, s.DModel, s.FFN, s.Heads, s.hd
 	N := B * L
 	x := a.res[0]

@@ -24,4 +24,4 @@ func TestNoSSEAfterAVX(t *testing.T) {
 // auditLinked makes sure the package's vector entry points that its own
 // tests do not call are linked into the test binary, so they are audited.
 var auditLinked = []any{SumSq32, Dot3_32, Dot32, ScaleMul32, RMSNormGrad32, MulAcc32, SoftmaxGrad32,
-	AddScaled32, RotatePairs32, Add32, Scale32, Exp32Slice, SiLU32, SiLUGrad32, SoftmaxRow32}
+	AddScaled32, RotatePairs32, Add32, Scale32, Exp32Slice, SiLU32, SiLUGrad32, SoftmaxRow32, MovingAverage32}

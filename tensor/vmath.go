@@ -234,5 +234,20 @@ func RotatePairs32(y1, y2, x1, x2, c, s []float32, inverse bool) {
 	}
 }
 
+// MovingAverage32 is avg = d·avg + (1−d)·x, element-wise over several
+// cores: the weights' moving average (train.ema), folded in after every
+// optimiser step. Each element is two products and a sum, each rounded
+// (no fused multiply-add), so the vector lanes, the scalar tail and any
+// core count give the same bits.
+func MovingAverage32(avg, x []float32, d float32) {
+	x = x[:len(avg)]
+	ParallelFor(len(avg), 1<<14, func(lo, hi int) {
+		a, v := avg[lo:hi], x[lo:hi]
+		for i := movingAverageVec(a, v, d); i < len(a); i++ {
+			a[i] = d*a[i] + (1-d)*v[i]
+		}
+	})
+}
+
 // Add32 is dst += src.
 func Add32(dst, src []float32) { addTo(dst, src) }

@@ -356,6 +356,23 @@ func addScaledVec(out, x, y []float32, s float32) int {
 	return i
 }
 
+// movingAverageVec: Mul, Mul, Add, never MulAdd, to round as the scalar
+// tail does.
+func movingAverageVec(avg, x []float32, d float32) int {
+	if !hasAVX512 {
+		if hasAVX2FMA {
+			return movingAverageVec8(avg, x, d)
+		}
+		return 0
+	}
+	vd, vr, i := bc(d), bc(1-d), 0
+	for ; i+16 <= len(avg); i += 16 {
+		ld(avg[i:]).Mul(vd).Add(ld(x[i:]).Mul(vr)).StoreSlice(avg[i:])
+	}
+	archsimd.ClearAVXUpperBits()
+	return i
+}
+
 func rmsGradVec(dx, dy, g, x []float32, s, c float32, accum bool) int {
 	if !hasAVX512 {
 		if hasAVX2FMA {

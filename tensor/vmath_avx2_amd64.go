@@ -227,6 +227,15 @@ func addScaledVec8(out, x, y []float32, s float32) int {
 	return i
 }
 
+func movingAverageVec8(avg, x []float32, d float32) int {
+	vd, vr, i := bcs8(d), bcs8(1-d), 0
+	for ; i+8 <= len(avg); i += 8 {
+		lds8(avg[i:]).Mul(vd).Add(lds8(x[i:]).Mul(vr)).StoreSlice(avg[i:])
+	}
+	archsimd.ClearAVXUpperBits()
+	return i
+}
+
 func rmsGradVec8(dx, dy, g, x []float32, s, c float32, accum bool) int {
 	vs, vnc, i := bcs8(s), bcs8(-c), 0
 	for ; i+8 <= len(dx); i += 8 {

@@ -43,6 +43,7 @@ func scaleMulVec(y, x, g []float32, s float32) int                    { return 0
 func rmsGradVec(dx, dy, g, x []float32, s, c float32, accum bool) int { return 0 }
 func mulAccVec(acc, a, b []float32, s float32) int                    { return 0 }
 func addScaledVec(out, x, y []float32, s float32) int                 { return 0 }
+func movingAverageVec(avg, x []float32, d float32) int                { return 0 }
 func rotateVec(y1, y2, x1, x2, c, s []float32, sign float32) int      { return 0 }
 func softmaxGradVec(ds, p []float32, dot, scale float32) int          { return 0 }
 

@@ -370,3 +370,32 @@ func TestRowPrimitives32(t *testing.T) {
 		}
 	}
 }
+
+// TestMovingAverage32: every element d·avg + (1−d)·x rounded as the
+// scalar expression rounds it, in the vector body, the tail and across
+// the cores ParallelFor splits the longest cases over; nothing past the
+// slice written.
+func TestMovingAverage32(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{0, 1, 7, 8, 15, 16, 17, 33, 100, 1 << 15, 3<<15 + 5} {
+		for _, d := range []float32{0.99, 0.5, 0.1} {
+			avg, x := make([]float32, n+1), make([]float32, n)
+			for i := range avg {
+				avg[i] = float32(rng.NormFloat64())
+			}
+			for i := range x {
+				x[i] = float32(rng.NormFloat64()) * 3
+			}
+			want := append([]float32(nil), avg...)
+			for i := range x {
+				want[i] = d*want[i] + (1-d)*x[i]
+			}
+			MovingAverage32(avg[:n], x, d)
+			for i := range avg {
+				if avg[i] != want[i] {
+					t.Fatalf("n=%d d=%v: element %d = %v, want %v", n, d, i, avg[i], want[i])
+				}
+			}
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"romae/ckpt"
+	"romae/tensor"
 )
 
 // emaTensor is the checkpoint tensor that holds the moving average of the
@@ -30,9 +31,7 @@ func newWeightEMA(w []float32, decay float64) *weightEMA {
 // update folds w, the weights after optimiser step `step` (1-based), in.
 func (e *weightEMA) update(w []float32, step int) {
 	d := float32(min(e.decay, float64(1+step)/float64(10+step)))
-	for i, v := range w {
-		e.avg[i] = d*e.avg[i] + (1-d)*v
-	}
+	tensor.MovingAverage32(e.avg, w, d)
 }
 
 // swap exchanges the averaged and the live weights, so evaluation and

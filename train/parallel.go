@@ -68,7 +68,7 @@ const goldenGamma = 0x9e3779b97f4a7c15
 // was interrupted; if any rank was, every rank returns errStop before
 // the gradients are exchanged.
 func (p *parallel) forwardBackward(m *model.Model[float32], ws *model.Workspace[float32], bt *data.Batch, mask []bool,
-	lossOpt model.LossOptions, rng *rand.Rand, seed uint64, step int, stopping bool) (float64, error) {
+	lossOpt model.LossOptions, rng rand.Source, seed uint64, step int, stopping bool) (float64, error) {
 	if !p.distributed() {
 		return localForwardBackward(m, ws, bt, mask, lossOpt, rng)
 	}
@@ -91,7 +91,7 @@ func (p *parallel) forwardBackward(m *model.Model[float32], ws *model.Workspace[
 			subMask = mask[lo*bt.L : hi*bt.L]
 		}
 		if p.rank != 0 {
-			rng = rand.New(rand.NewPCG(seed+uint64(p.rank)*goldenGamma, 1<<40+uint64(step)))
+			rng = rand.NewPCG(seed+uint64(p.rank)*goldenGamma, 1<<40+uint64(step))
 		}
 		loss, err = localForwardBackward(m, ws, sub, subMask, lossOpt, rng)
 	}
@@ -134,7 +134,7 @@ func (p *parallel) forwardBackward(m *model.Model[float32], ws *model.Workspace[
 }
 
 func localForwardBackward(m *model.Model[float32], ws *model.Workspace[float32], bt *data.Batch, mask []bool,
-	lossOpt model.LossOptions, rng *rand.Rand) (float64, error) {
+	lossOpt model.LossOptions, rng rand.Source) (float64, error) {
 	if m.Cfg.Task == model.TaskPretrain {
 		loss, err := m.ForwardPretrain(ws, bt, mask, true, rng)
 		if err == nil && !isBad(loss) {

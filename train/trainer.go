@@ -249,7 +249,10 @@ func (t *Trainer) Run(ctx context.Context) (*Result, error) {
 			} else {
 				bt = data.Collate(bt, t.Train, idx)
 			}
-			rng := rand.New(rand.NewPCG(cfg.Seed, 1<<40+uint64(st.Step)))
+			// Masks draw from rng; dropout continues src itself, which
+			// draws the same values several at a time (nn.DropoutMask).
+			src := rand.NewPCG(cfg.Seed, 1<<40+uint64(st.Step))
+			rng := rand.New(src)
 			m.ZeroGrad()
 			if m.Cfg.Task == model.TaskPretrain {
 				if t.Mask != nil {
@@ -262,7 +265,7 @@ func (t *Trainer) Run(ctx context.Context) (*Result, error) {
 				// Its own stream of (seed, step), so resumed runs augment alike.
 				aug.Apply(bt, rand.New(rand.NewPCG(cfg.Seed, 1<<41+uint64(st.Step))))
 			}
-			loss, err := par.forwardBackward(m, ws, bt, mask, lossOpt, rng, cfg.Seed, st.Step, stopping)
+			loss, err := par.forwardBackward(m, ws, bt, mask, lossOpt, src, cfg.Seed, st.Step, stopping)
 			if errors.Is(err, errStop) {
 				return nil, t.stop(ctx, prog, opt, st)
 			}

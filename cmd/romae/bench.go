@@ -201,7 +201,8 @@ func runBench(o benchOpts, workload, pos string) (*benchResult, error) {
 	for b := range bt.Lengths {
 		bt.Lengths[b] = L
 	}
-	rng := rand.New(rand.NewPCG(o.seed, 7))
+	src := rand.NewPCG(o.seed, 7) // dropout draws from it as training does
+	rng := rand.New(src)
 	packed := workload == "infer" && o.packWeights
 	if packed {
 		m.PackWeights()
@@ -218,7 +219,7 @@ func runBench(o benchOpts, workload, pos string) (*benchResult, error) {
 		case "pretrain":
 			mask = data.RandomMask(mask, bt, o.maskRatio, rng)
 			m.ZeroGrad()
-			if _, err := m.ForwardPretrain(ws, bt, mask, true, rng); err != nil {
+			if _, err := m.ForwardPretrain(ws, bt, mask, true, src); err != nil {
 				return err
 			}
 			m.BackwardPretrain(ws)
@@ -226,7 +227,7 @@ func runBench(o benchOpts, workload, pos string) (*benchResult, error) {
 			opt.Step(m.Params, o.lr)
 		case "finetune":
 			m.ZeroGrad()
-			if _, err := m.ForwardTask(ws, bt, model.LossOptions{}, true, rng); err != nil {
+			if _, err := m.ForwardTask(ws, bt, model.LossOptions{}, true, src); err != nil {
 				return err
 			}
 			m.BackwardTask(ws)
