@@ -23,7 +23,7 @@ func DropoutMask[T tensor.Float](mask []T, rate float64, src rand.Source) {
 	// float64 and the scaling by 2⁻⁵³ is exact) ⟺ u<<11>>11 < ⌈rate·2⁵³⌉.
 	thr := uint64(math.Ceil(rate * (1 << 53)))
 	if p, ok := src.(*rand.PCG); ok && pcgMatches {
-		s0, _ := pcgState(p)
+		s0, _ := pcgState(p) // readable: pcgMatches read one
 		tensor.ParallelFor(len(mask), 1<<13, func(lo, hi int) {
 			dropoutFill(mask[lo:hi], pcgStep.pow(uint64(lo)).apply(s0), thr, keep)
 		})

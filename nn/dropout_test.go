@@ -25,28 +25,21 @@ func TestDropoutMaskStream(t *testing.T) {
 				}
 			}
 			next := ref.Uint64()
-			for _, src := range []struct {
-				name string
-				pcg  *rand.PCG
-				src  rand.Source
-			}{
-				{"PCG", nil, nil},
-				{"Rand", nil, nil},
-			} {
-				src.pcg = rand.NewPCG(uint64(n), 77)
-				src.src = src.pcg
-				if src.name == "Rand" {
-					src.src = rand.New(src.pcg)
+			for _, viaRand := range []bool{false, true} {
+				pcg := rand.NewPCG(uint64(n), 77)
+				var src rand.Source = pcg
+				if viaRand {
+					src = rand.New(pcg)
 				}
 				got := make([]float32, n)
-				DropoutMask(got, rate, src.src)
+				DropoutMask(got, rate, src)
 				for i := range got {
 					if got[i] != want[i] {
-						t.Fatalf("%s n=%d rate=%v: element %d = %v, want %v", src.name, n, rate, i, got[i], want[i])
+						t.Fatalf("rand.Rand %v, n=%d rate=%v: element %d = %v, want %v", viaRand, n, rate, i, got[i], want[i])
 					}
 				}
-				if v := src.pcg.Uint64(); v != next {
-					t.Fatalf("%s n=%d rate=%v: next value %#x, want %#x", src.name, n, rate, v, next)
+				if v := pcg.Uint64(); v != next {
+					t.Fatalf("rand.Rand %v, n=%d rate=%v: next value %#x, want %#x", viaRand, n, rate, v, next)
 				}
 			}
 		}

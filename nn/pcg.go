@@ -10,7 +10,7 @@ import (
 // (three dependent multiplies, ~3.6 ns a value on an Intel Xeon), which
 // made the MLP's masks 13% of a default-recipe fine-tuning step, drawn
 // while the other cores waited. The generator is an affine map of its
-// state, so its state k values on is one affine map away (jumpAhead):
+// state, so its state k values on is one affine map away (affine.pow):
 // each core takes a share of the mask, four values in flight at a time,
 // and the values are exactly those p.Uint64() would have returned one
 // by one, leaving the generator where that would have.
