@@ -614,13 +614,7 @@ func checkMemory(m *model.Model[float32], cfg Config, ds *data.Dataset, ranks in
 	if !ok {
 		return nil
 	}
-	n := 0
-	for i := range ds.Samples {
-		n = max(n, ds.Samples[i].Len(ds.C))
-	}
-	lo, hi := dist.Split(cfg.BatchSize, 0, ranks) // rank 0 has the largest share
-	B := min(hi-lo, len(ds.Samples))
-	need := m.Cfg.StepBytes(B, n, cfg.MaskRatio, true) + 2*4*int64(m.NumParams())
+	need, B, n := StepMemory(m, cfg, ds, ranks)
 	if need <= avail/10*9 {
 		return nil
 	}
@@ -631,6 +625,19 @@ func checkMemory(m *model.Model[float32], cfg Config, ds *data.Dataset, ranks in
 	}
 	return fmt.Errorf("training data %q: a step on %d samples of up to %d tokens needs at least %s (attention keeps batch × heads × tokens² probabilities in every block), %s: lower train.batch_size, raise data.series_patch (observations per token) for long series, or shorten them",
 		ds.Name, B, n, gib(need), fits)
+}
+
+// StepMemory is checkMemory's lower bound on what training m on ds
+// needs: the step's activations for rank 0's share of a batch of the
+// longest samples (B of up to n tokens) and the weights with their
+// gradients.
+func StepMemory(m *model.Model[float32], cfg Config, ds *data.Dataset, ranks int) (need int64, B, n int) {
+	for i := range ds.Samples {
+		n = max(n, ds.Samples[i].Len(ds.C))
+	}
+	lo, hi := dist.Split(cfg.BatchSize, 0, ranks) // rank 0 has the largest share
+	B = min(hi-lo, len(ds.Samples))
+	return m.Cfg.StepBytes(B, n, cfg.MaskRatio, true) + 2*4*int64(m.NumParams()), B, n
 }
 
 // checkData refuses a dataset the model cannot train on, naming the sample.

@@ -219,7 +219,7 @@ func (t *trainingRun) run(ctx context.Context, m *model.Model[float32], tr, val 
 			return endRank(comm, err)
 		}
 	}
-	_, out, err := trainRun(ctx, comm, cfg.Train, m, tr, val, spec, meta, nil)
+	_, out, err := trainRun(ctx, comm, cfg.Train, m, tr, val, spec, meta, nil, nil)
 	if err != nil {
 		return endRank(comm, err)
 	}
@@ -232,9 +232,9 @@ func (t *trainingRun) run(ctx context.Context, m *model.Model[float32], tr, val 
 
 // trainRun trains m with comm's ranks and, on rank 0, writes the run
 // directory's result.json (res, with extra's fields beside it: out) and
-// curves.
-func trainRun(ctx context.Context, comm dist.Comm, tc train.Config, m *model.Model[float32], tr, val *data.Dataset, spec *data.Spec, meta map[string]string, extra map[string]any) (res *train.Result, out any, err error) {
-	t := &train.Trainer{Cfg: tc, Model: m, Train: tr, Val: val, Data: spec, Meta: meta, Comm: comm}
+// curves. The trainer's lines go to logw (nil: stderr).
+func trainRun(ctx context.Context, comm dist.Comm, tc train.Config, m *model.Model[float32], tr, val *data.Dataset, spec *data.Spec, meta map[string]string, extra map[string]any, logw io.Writer) (res *train.Result, out any, err error) {
+	t := &train.Trainer{Cfg: tc, Model: m, Train: tr, Val: val, Data: spec, Meta: meta, Comm: comm, Log: logw}
 	if res, err = t.Run(ctx); err != nil || comm.Rank() != 0 {
 		return res, nil, err
 	}

@@ -56,6 +56,7 @@ type dataSection struct {
 	ValFraction float64 `yaml:"val_fraction" help:"fraction of train held out for validation when data.val is empty (0: none)"`
 	Refit       bool    `yaml:"refit" help:"fine-tuning with data.val_fraction: train once with the split held out (its metrics kept in OUT/holdout), then again on all training series with the same settings, keeping that model"`
 	Folds       int     `yaml:"folds" help:"fine-tuning: split the training series into this many stratified folds, train one model per fold with the fold held out (OUT/fold-K), report the out-of-fold metrics, and keep the ensemble of the fold models (0 or 1: none)"`
+	FoldJobs    int     `yaml:"fold_jobs" help:"fine-tuning with data.folds: how many fold models train at once, sharing the cores (0: as many as there are cores, at most the folds, fewer where memory is short; 1: one after the other); the models and metrics are the same to the bit either way"`
 	Normalize   bool    `yaml:"normalize" help:"standardise each value slot with the training set's mean and std (kept in the checkpoint)"`
 	data.Source `yaml:",inline"`
 }

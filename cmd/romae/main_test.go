@@ -136,6 +136,7 @@ func TestBadConfigs(t *testing.T) {
 		{[]string{"--data.train", trainTS, "--model.size", "huge"}, "model.size"},
 		{[]string{"--data.train", trainTS, "--model.p_rope", "2"}, "p_rope"},
 		{[]string{"--data.train", trainTS, "--train.batch_size", "0", "--train.out", dir}, "batch_size"},
+		{[]string{"--data.train", trainTS, "--data.fold_jobs", "-1", "--train.out", dir}, "data.fold_jobs = -1"},
 		{[]string{}, "data.train is required"},
 		{[]string{"--data.train", filepath.Join(dir, "none.ts")}, "none.ts"},
 		{[]string{"--data.train", unknown}, "format"},

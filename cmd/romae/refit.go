@@ -32,7 +32,7 @@ func (t *trainingRun) runHoldoutThenRefit(ctx context.Context, m, pm *model.Mode
 	hold.Out = filepath.Join(cfg.Train.Out, holdoutDir)
 	logf("romae: run 1/2 (hold-out estimate): %s model, %d parameters; %d training samples, %d held out; %s\n",
 		m.Cfg.Task, m.NumParams(), len(tr.Samples), len(val.Samples), hold.Out)
-	hres, _, err := trainRun(ctx, comm, hold, m, tr, val, spec, meta, nil)
+	hres, _, err := trainRun(ctx, comm, hold, m, tr, val, spec, meta, nil, nil)
 	if err != nil {
 		return endRank(comm, fmt.Errorf("hold-out run: %w", err))
 	}
@@ -46,7 +46,7 @@ func (t *trainingRun) runHoldoutThenRefit(ctx context.Context, m, pm *model.Mode
 	all := data.Concat(tr, val)
 	logf("romae: run 2/2 (refit): the same settings on all %d training samples; %s\n", len(all.Samples), cfg.Train.Out)
 	holdout := map[string]any{"dir": hold.Out, "validation": hres.Best, "train_samples": len(tr.Samples), "held_out": len(val.Samples)}
-	_, out, err := trainRun(ctx, comm, cfg.Train, refit, all, nil, spec, meta, map[string]any{"holdout": holdout})
+	_, out, err := trainRun(ctx, comm, cfg.Train, refit, all, nil, spec, meta, map[string]any{"holdout": holdout}, nil)
 	if err != nil {
 		return endRank(comm, fmt.Errorf("refit run: %w", err))
 	}

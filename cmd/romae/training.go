@@ -107,6 +107,9 @@ func (t *trainingRun) checkSettings() error {
 	if !(c.Data.ValFraction >= 0 && c.Data.ValFraction < 1) {
 		return fmt.Errorf("data.val_fraction = %v: want 0 ≤ f < 1", c.Data.ValFraction)
 	}
+	if c.Data.FoldJobs < 0 {
+		return fmt.Errorf("data.fold_jobs = %d: want 0 (as many as the cores allow) or more", c.Data.FoldJobs)
+	}
 	switch f := c.Data.Folds; {
 	case f < 0 || f > maxFolds:
 		return fmt.Errorf("data.folds = %d: want 0 or 1 (none) or 2 to %d", f, maxFolds)
