@@ -10,6 +10,7 @@ import (
 
 	"romae/data"
 	"romae/eval"
+	"romae/internal/linelog"
 	"romae/model"
 	"romae/train"
 )
@@ -110,26 +111,45 @@ func pretrainFinetune(ctx context.Context, o *Options, r *Result, tag string, c 
 // fine-tuned with fold k of tr held out (the epoch train.SelectFor picks on
 // it), and the ensemble of the fold models, saved as the tag-finetune run's
 // best.safetensors, evaluated on te. Its out-of-fold accuracy is logged.
+// The fold models train side by side as the CLI's do (train.FitFolds),
+// each the same model as trained alone.
 func foldsFinetune(ctx context.Context, o *Options, r *Result, tag string, c model.Config, pm *model.Model[float32],
 	ft train.Config, tr, te *data.Dataset, spec *data.Spec, teFile string, evalBatch int) (eval.Metrics, error) {
 	fits, vals := train.Folds(tr, o.folds, ft.Seed)
-	var dirs []string
-	var results []*train.Result
-	for k := range o.folds {
+	first, err := classifierFrom(c, pm, len(tr.Classes), ft.Seed)
+	if err != nil {
+		return eval.Metrics{}, err
+	}
+	// Side by side, one per core, as the CLI's fold models (train.FitFolds).
+	jobs := train.FoldJobs(0, o.folds, first, ft, fits[0])
+	var sink *linelog.Sink
+	if o.Log != nil && jobs > 1 {
+		sink = linelog.NewSink(o.Log)
+	}
+	tag1 := func(k int) string { return fmt.Sprintf("%s-finetune-fold%d", tag, k+1) }
+	results, err := train.FitFolds(ctx, o.folds, jobs, true, func(ctx context.Context, k int) (*train.Result, error) {
 		fk := ft
 		fk.Seed += uint64(k)
 		fk.Select = train.SelectFor(len(vals[k].Samples))
-		fm, err := classifierFrom(c, pm, len(tr.Classes), fk.Seed)
-		if err != nil {
-			return eval.Metrics{}, err
+		fm := first
+		if k > 0 {
+			var err error
+			if fm, err = classifierFrom(c, pm, len(tr.Classes), fk.Seed); err != nil {
+				return nil, err
+			}
 		}
-		ftag := fmt.Sprintf("%s-finetune-fold%d", tag, k+1)
-		res, err := fit(ctx, o, ftag, fm, fk, fits[k], vals[k], spec, nil)
-		if err != nil {
-			return eval.Metrics{}, err
+		ok := *o
+		if sink != nil {
+			ok.Log = sink.Prefixed(fmt.Sprintf("fold %d/%d: ", k+1, o.folds))
 		}
-		results = append(results, res)
-		dirs = append(dirs, o.runDir(ftag))
+		return fit(ctx, &ok, tag1(k), fm, fk, fits[k], vals[k], spec, nil)
+	})
+	if err != nil {
+		return eval.Metrics{}, err
+	}
+	dirs := make([]string, o.folds)
+	for k := range dirs {
+		dirs[k] = o.runDir(tag1(k))
 	}
 	if cv := train.OutOfFold(results, model.TaskClassify); cv != nil {
 		o.logf("%s: out-of-fold accuracy %.4f over %d training series", tag, cv.Accuracy, cv.N)

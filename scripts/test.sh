@@ -26,9 +26,11 @@ fi
 # products shrink to shapes that still split over the workers and block (the
 # full ones ran above), as the race detector makes each access ~10x dearer.
 go test -count=1 -race -short ./tensor/ ./nn/ ./rope/ ./optim/ ./model/ ./serve/
-# Fold models training side by side (data.fold_jobs) share the pool and the
-# scratch buffers: the same under the race detector.
-go test -count=1 -race -run 'TestFoldJobsSameModels|TestPrefixWriter' ./cmd/romae/
+# Fold models training side by side (data.fold_jobs, train.FitFolds) share
+# the pool and the scratch buffers: the same under the race detector.
+go test -count=1 -race -run 'TestFoldJobsSameModels' ./cmd/romae/
+go test -count=1 -race -run 'TestFitFolds|TestFoldJobs' ./train/
+go test -count=1 -race ./internal/linelog/
 # The numeric packages under other machine classes' cache sizes
 # (ROMAE_CACHES), which set the k blocks and the chunk-or-layer choices: a
 # Zen 4's or Zen 5's 1 MiB L2 and a 256 KiB one, so a test that holds only

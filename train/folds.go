@@ -1,9 +1,14 @@
 package train
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"romae/data"
 	"romae/eval"
@@ -103,4 +108,77 @@ func OutOfFold(results []*Result, task string) *eval.Metrics {
 		cv.RMSE = math.Sqrt(cv.MSE)
 	}
 	return &cv
+}
+
+// FitFolds runs fit(ctx, k) for the folds k = 0 … K−1, jobs at a time,
+// started in fold order, and returns their results by fold. Each fit
+// trains a model of its own: the products split their work by the core
+// count alone, never by which cores are free, so a fold's model is the
+// same to the bit whether it trains alone or beside others. When a fold
+// fails the others are cancelled (they stop at their next step, their
+// checkpoints written) and no more start; the error is the first, in fold
+// order, that is not such a cancellation. alone is a one-process run,
+// which also starts no more folds once ctx is cancelled; MPI ranks stop
+// only on what a fold's ranks agreed, or they would part ways.
+func FitFolds(ctx context.Context, K, jobs int, alone bool, fit func(ctx context.Context, k int) (*Result, error)) ([]*Result, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	results, errs := make([]*Result, K), make([]error, K)
+	ran := make([]bool, K)
+	slots := make(chan struct{}, max(jobs, 1))
+	var wg sync.WaitGroup
+	var failed atomic.Bool
+	for k := range K {
+		slots <- struct{}{}
+		if failed.Load() || (alone && ctx.Err() != nil) {
+			<-slots
+			break
+		}
+		ran[k] = true
+		wg.Add(1)
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			if results[k], errs[k] = fit(ctx, k); errs[k] != nil {
+				failed.Store(true)
+				cancel()
+			}
+		}()
+	}
+	wg.Wait()
+	var first error
+	firstK := 0
+	for k, err := range errs {
+		var stopped *Interrupted
+		if err != nil && (first == nil || (errors.As(first, &stopped) && !errors.As(err, &stopped))) {
+			first, firstK = err, k
+		}
+	}
+	if first != nil {
+		return nil, fmt.Errorf("fold %d: %w", firstK+1, first)
+	}
+	for k := range K {
+		if !ran[k] { // interrupted between two folds
+			return nil, fmt.Errorf("fold %d of %d not started: %w; --train.resume continues the run", k+1, K, context.Cause(ctx))
+		}
+	}
+	return results, nil
+}
+
+// FoldJobs is how many fold models train at once: requested, or where it
+// is 0 one per core; at most the folds; and no more than leave each
+// model's memory check, made as it starts, room beside the others
+// already running (their lower bounds, StepMemory on the fold's training
+// data, within 45% of the free memory: half of the 90% that check allows
+// one model).
+func FoldJobs(requested, folds int, m *model.Model[float32], cfg Config, fit *data.Dataset) int {
+	jobs := requested
+	if jobs == 0 {
+		jobs = runtime.GOMAXPROCS(0)
+	}
+	jobs = min(jobs, folds)
+	if avail, _, ok := availableMemory(); ok && jobs > 1 {
+		need, _, _ := StepMemory(m, cfg, fit, 1)
+		jobs = min(jobs, max(1, int(avail*45/100/max(need, 1))))
+	}
+	return max(jobs, 1)
 }

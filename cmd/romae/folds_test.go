@@ -8,12 +8,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	"romae/dist"
 	"romae/model"
 	"romae/train"
 )
@@ -62,87 +60,6 @@ func TestFoldJobsSameModels(t *testing.T) {
 				t.Fatalf("fold %d: weight %d is %v one at a time, %v side by side", k, i, a.W[i], b.W[i])
 			}
 		}
-	}
-}
-
-// TestFoldJobs: data.fold_jobs, else one per core up to the folds; one
-// across MPI ranks; fewer where the models' lower bounds would pass 45%
-// of the free memory.
-func TestFoldJobs(t *testing.T) {
-	m, err := model.New[float32](model.DefaultConfig(), 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fit := seriesDataset([]int{200, 150, 100, 200}, 1)
-	tc := train.DefaultConfig()
-	need, _, _ := train.StepMemory(m, tc, fit, 1)
-	defer func(f func() (int64, string, bool)) { availableMemory = f }(availableMemory)
-	for _, c := range []struct {
-		jobs, folds int
-		avail       int64 // in units of need; 0: unknown
-		ranks       int
-		want        int
-	}{
-		{jobs: 3, folds: 5, ranks: 1, want: 3},
-		{jobs: 8, folds: 5, ranks: 1, want: 5},
-		{jobs: 4, folds: 5, avail: 100, ranks: 1, want: 4},
-		{jobs: 4, folds: 5, avail: 5, ranks: 1, want: 2},
-		{jobs: 4, folds: 5, avail: 2, ranks: 1, want: 1},
-		{jobs: 4, folds: 5, ranks: 2, want: 1},
-	} {
-		availableMemory = func() (int64, string, bool) { return c.avail * need, "test", c.avail > 0 }
-		cfg := defaultRunConfig()
-		cfg.Train = tc
-		cfg.Data.FoldJobs, cfg.Data.Folds = c.jobs, c.folds
-		if got := foldJobs(&cfg, fakeComm{size: c.ranks}, m, fit); got != c.want {
-			t.Errorf("fold_jobs %d, %d folds, free memory %d× a model's bound, %d ranks: %d at once, want %d", c.jobs, c.folds, c.avail, c.ranks, got, c.want)
-		}
-	}
-}
-
-// fakeComm is a one-process communicator that says it has size ranks.
-type fakeComm struct {
-	dist.Local
-	size int
-}
-
-func (c fakeComm) Size() int { return c.size }
-
-// TestPrefixWriter: lines written in pieces from several goroutines come
-// out whole, each once, each behind its writer's prefix.
-func TestPrefixWriter(t *testing.T) {
-	var buf bytes.Buffer
-	sink := newLineSink(&buf)
-	var wg sync.WaitGroup
-	for g := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			w := sink.prefixed(fmt.Sprintf("fold %d: ", g))
-			for i := range 50 {
-				fmt.Fprintf(w, "epoch %d", i)
-				fmt.Fprintf(w, " loss %d\nnext ", i)
-			}
-			fmt.Fprint(w, "end\n")
-		}()
-	}
-	wg.Wait()
-	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
-	if len(lines) != 4*51 {
-		t.Fatalf("%d lines, want %d", len(lines), 4*51)
-	}
-	seen := map[string]bool{}
-	for _, l := range lines {
-		var g, i, j int
-		if n, _ := fmt.Sscanf(l, "fold %d: epoch %d loss %d", &g, &i, &j); n == 3 && i == j {
-		} else if n, _ := fmt.Sscanf(l, "fold %d: next epoch %d loss %d", &g, &i, &j); n == 3 && i == j {
-		} else if !strings.HasSuffix(l, ": next end") {
-			t.Fatalf("line %q is not one whole line behind its prefix", l)
-		}
-		if seen[l] {
-			t.Fatalf("line %q twice", l)
-		}
-		seen[l] = true
 	}
 }
 
