@@ -173,8 +173,30 @@ func TestInterruptPrintsResumeCommand(t *testing.T) {
 		t.Skip("trains in a subprocess")
 	}
 	out := filepath.Join(t.TempDir(), "run")
-	cmd := exec.Command(os.Args[0], "pretrain", "--data", trainTS, "--model.size", "24,2,1,48", "--model.decoder_size", "24,2,1,48",
-		"--train.epochs", "400", "--train.progress", "none", "--out", out)
+	words := interruptRun(t, []string{"pretrain", "--data", trainTS, "--model.size", "24,2,1,48", "--model.decoder_size", "24,2,1,48",
+		"--train.epochs", "400", "--train.progress", "none", "--out", out}, []string{out}, filepath.Join(out, train.LastFile))
+	if words[0] != os.Args[0] {
+		t.Fatalf("resume command %q", words)
+	}
+	// Resume with fewer epochs, so the test ends soon: the command line is
+	// the one printed, with one setting added.
+	resumed := exec.Command(words[0], append(words[1:], "--train.epochs", "3")...)
+	resumed.Env = append(os.Environ(), "ROMAE_HOSTILE_AS_MAIN=1")
+	if b, err := resumed.CombinedOutput(); err != nil || !bytes.Contains(b, []byte("resuming")) {
+		t.Fatalf("the printed command: %v\n%s", err, b)
+	}
+	if _, err := os.Stat(filepath.Join(out, "result.json")); err != nil {
+		t.Error(err)
+	}
+}
+
+// interruptRun runs romae with args in a subprocess until every run
+// directory in dirs has logged an epoch, sends it SIGINT, checks that it
+// exits 130 naming the checkpoint written at checkpoint, and returns the
+// command it prints to resume (ending in --train.resume).
+func interruptRun(t *testing.T, args, dirs []string, checkpoint string) []string {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), "ROMAE_HOSTILE_AS_MAIN=1")
 	var errOut strings.Builder
 	cmd.Stderr = &errOut
@@ -182,34 +204,28 @@ func TestInterruptPrintsResumeCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(60 * time.Second)
-	for { // until the first epoch is logged
-		if b, _ := os.ReadFile(filepath.Join(out, train.MetricsFile)); bytes.Contains(b, []byte("train_loss")) || time.Now().After(deadline) {
-			break
+	for logged := 0; logged < len(dirs) && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+		logged = 0
+		for _, dir := range dirs {
+			if b, _ := os.ReadFile(filepath.Join(dir, train.MetricsFile)); bytes.Contains(b, []byte("train_loss")) {
+				logged++
+			}
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
 	cmd.Process.Signal(syscall.SIGINT)
 	err := cmd.Wait()
 	ee, ok := err.(*exec.ExitError)
 	msg := errOut.String()
-	if !ok || ee.ExitCode() != 130 || !strings.Contains(msg, "checkpoint written to "+filepath.Join(out, train.LastFile)) {
-		t.Fatalf("after SIGINT: %v, stderr %q; want exit 130 naming %s", err, msg, filepath.Join(out, train.LastFile))
+	if !ok || ee.ExitCode() != 130 || !strings.Contains(msg, "checkpoint written to "+checkpoint) {
+		t.Fatalf("after SIGINT: %v, stderr %q; want exit 130 naming %s", err, msg, checkpoint)
 	}
 	_, resume, found := strings.Cut(msg, "resume with: ")
 	words := strings.Fields(resume)
-	if !found || words[0] != os.Args[0] || words[len(words)-1] != "--train.resume" {
+	if !found || words[len(words)-1] != "--train.resume" {
 		t.Fatalf("resume command %q", resume)
 	}
-	// Resume with fewer epochs, so the test ends soon: the command line is
-	// the one printed, with one setting added.
-	resumed := exec.Command(words[0], append(words[1:], "--train.epochs", "3")...)
-	resumed.Env = cmd.Env
-	if b, err := resumed.CombinedOutput(); err != nil || !bytes.Contains(b, []byte("resuming")) {
-		t.Fatalf("the printed command: %v\n%s", err, b)
-	}
-	if _, err := os.Stat(filepath.Join(out, "result.json")); err != nil {
-		t.Error(err)
-	}
+	return words
 }
 
 // interpolate writes the header its --queries file takes (id, then the

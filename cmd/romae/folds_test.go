@@ -7,10 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"romae/model"
 	"romae/train"
@@ -85,42 +82,11 @@ func TestInterruptFoldsSideBySide(t *testing.T) {
 	}
 
 	out := filepath.Join(t.TempDir(), "run")
-	cmd := exec.Command(os.Args[0], args(out, 3)...)
-	cmd.Env = env
-	var errOut strings.Builder
-	cmd.Stderr = &errOut
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(60 * time.Second)
-	for { // until every fold has logged an epoch
-		n := 0
-		for k := 1; k <= 3; k++ {
-			if b, _ := os.ReadFile(filepath.Join(foldDir(out, k), train.MetricsFile)); bytes.Contains(b, []byte("train_loss")) {
-				n++
-			}
-		}
-		if n == 3 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	cmd.Process.Signal(syscall.SIGINT)
-	err := cmd.Wait()
-	ee, ok := err.(*exec.ExitError)
-	msg := errOut.String()
-	if !ok || ee.ExitCode() != 130 || !strings.Contains(msg, "checkpoint written to "+foldDir(out, 1)) {
-		t.Fatalf("after SIGINT: %v, stderr %q; want exit 130 naming fold 1's checkpoint", err, msg)
-	}
+	words := interruptRun(t, args(out, 3), []string{foldDir(out, 1), foldDir(out, 2), foldDir(out, 3)}, foldDir(out, 1))
 	for k := 1; k <= 3; k++ {
 		if _, err := os.Stat(filepath.Join(foldDir(out, k), train.LastFile)); err != nil {
 			t.Errorf("fold %d: %v", k, err)
 		}
-	}
-	_, resume, found := strings.Cut(msg, "resume with: ")
-	words := strings.Fields(resume)
-	if !found || words[len(words)-1] != "--train.resume" {
-		t.Fatalf("resume command %q", resume)
 	}
 	resumed := exec.Command(words[0], words[1:]...)
 	resumed.Env = env
