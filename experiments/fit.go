@@ -126,7 +126,7 @@ func foldsFinetune(ctx context.Context, o *Options, r *Result, tag string, c mod
 	if o.Log != nil && jobs > 1 {
 		sink = linelog.NewSink(o.Log)
 	}
-	tag1 := func(k int) string { return fmt.Sprintf("%s-finetune-fold%d", tag, k+1) }
+	foldTag := func(k int) string { return fmt.Sprintf("%s-finetune-fold%d", tag, k+1) }
 	results, err := train.FitFolds(ctx, o.folds, jobs, true, func(ctx context.Context, k int) (*train.Result, error) {
 		fk := ft
 		fk.Seed += uint64(k)
@@ -142,14 +142,14 @@ func foldsFinetune(ctx context.Context, o *Options, r *Result, tag string, c mod
 		if sink != nil {
 			ok.Log = sink.Prefixed(fmt.Sprintf("fold %d/%d: ", k+1, o.folds))
 		}
-		return fit(ctx, &ok, tag1(k), fm, fk, fits[k], vals[k], spec, nil)
+		return fit(ctx, &ok, foldTag(k), fm, fk, fits[k], vals[k], spec, nil)
 	})
 	if err != nil {
 		return eval.Metrics{}, err
 	}
 	dirs := make([]string, o.folds)
 	for k := range dirs {
-		dirs[k] = o.runDir(tag1(k))
+		dirs[k] = o.runDir(foldTag(k))
 	}
 	if cv := train.OutOfFold(results, model.TaskClassify); cv != nil {
 		o.logf("%s: out-of-fold accuracy %.4f over %d training series", tag, cv.Accuracy, cv.N)

@@ -158,7 +158,7 @@ func FitFolds(ctx context.Context, K, jobs int, alone bool, fit func(ctx context
 	}
 	for k := range K {
 		if !ran[k] { // interrupted between two folds
-			return nil, fmt.Errorf("fold %d of %d not started: %w; --train.resume continues the run", k+1, K, context.Cause(ctx))
+			return nil, fmt.Errorf("fold %d of %d not started: %w (the run was interrupted)", k+1, K, context.Cause(ctx))
 		}
 	}
 	return results, nil
