@@ -2,7 +2,8 @@
 # Installs what is missing, then runs the whole test suite: once with the
 # default back ends (pure-Go AVX-512/AVX2 GEMM and gonum), once more for the
 # packages that use the OpenBLAS back end through cgo, once more for the
-# numeric packages under -race and under other classes' cache sizes, on
+# numeric packages and fold models side by side under -race, the numeric
+# packages under other classes' cache sizes, on
 # emulated CPUs without AVX-512
 # (qemu-user) and in the portable build (no GOEXPERIMENT=simd: gonum and
 # scalar float32 paths only). The data-parallel end-to-end tests run
