@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"encoding/binary"
 	"math/bits"
 	"math/rand/v2"
 )
@@ -75,19 +76,12 @@ func pcgState(p *rand.PCG) (s u128, ok bool) {
 	if err != nil || len(b) != 20 || string(b[:4]) != "pcg:" {
 		return u128{}, false
 	}
-	for i := range 8 {
-		s.hi = s.hi<<8 | uint64(b[4+i])
-		s.lo = s.lo<<8 | uint64(b[12+i])
-	}
-	return s, true
+	return u128{binary.BigEndian.Uint64(b[4:]), binary.BigEndian.Uint64(b[12:])}, true
 }
 
 func setPCGState(p *rand.PCG, s u128) error {
-	b := []byte("pcg:0123456789abcdef")
-	for i := range 8 {
-		b[11-i], b[19-i] = byte(s.hi>>(8*i)), byte(s.lo>>(8*i))
-	}
-	return p.UnmarshalBinary(b)
+	b := binary.BigEndian.AppendUint64([]byte("pcg:"), s.hi)
+	return p.UnmarshalBinary(binary.BigEndian.AppendUint64(b, s.lo))
 }
 
 // pcgMatches is whether this Go's PCG is the generator above: a Go

@@ -124,7 +124,7 @@ func FitFolds(ctx context.Context, K, jobs int, alone bool, fit func(ctx context
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	results, errs := make([]*Result, K), make([]error, K)
-	ran := make([]bool, K)
+	started := 0 // folds 0 … started−1, in order
 	slots := make(chan struct{}, max(jobs, 1))
 	var wg sync.WaitGroup
 	var failed atomic.Bool
@@ -134,7 +134,7 @@ func FitFolds(ctx context.Context, K, jobs int, alone bool, fit func(ctx context
 			<-slots
 			break
 		}
-		ran[k] = true
+		started++
 		wg.Add(1)
 		go func() {
 			defer func() { <-slots; wg.Done() }()
@@ -156,10 +156,8 @@ func FitFolds(ctx context.Context, K, jobs int, alone bool, fit func(ctx context
 	if first != nil {
 		return nil, fmt.Errorf("fold %d: %w", firstK+1, first)
 	}
-	for k := range K {
-		if !ran[k] { // interrupted between two folds
-			return nil, fmt.Errorf("fold %d of %d not started: %w (the run was interrupted)", k+1, K, context.Cause(ctx))
-		}
+	if started < K { // interrupted between two folds
+		return nil, fmt.Errorf("fold %d of %d not started: %w (the run was interrupted)", started+1, K, context.Cause(ctx))
 	}
 	return results, nil
 }
