@@ -233,9 +233,12 @@ func forKBlocks(transA, transB bool, k, kc, lda, ldb int, beta float32, block fu
 // asmParallelM is the M-split product with op(B) packed once and shared:
 // the chunks only differ in their rows of A and C.
 func asmParallelM(t tileKernel, w int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	bp := asmBufs.get(asmPackedLen(n, k))
-	asmPackBParallel(transB, b, ldb, n, k, *bp)
-	asmComputeM(t, w, transA, m, n, k, alpha, a, lda, *bp, beta, c, ldc)
+	kc := serialKC(t, transA, k)
+	bp := asmBufs.get(asmPackedLen(n, min(k, kc)))
+	forKBlocks(transA, transB, k, kc, lda, ldb, beta, func(kb, aOff, bOff int, bet float32) {
+		asmPackBParallel(transB, b[bOff:], ldb, n, kb, *bp)
+		asmComputeM(t, w, transA, m, n, kb, alpha, a[aOff:], lda, *bp, bet, c, ldc)
+	})
 	asmBufs.put(bp)
 }
 

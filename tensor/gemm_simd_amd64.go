@@ -78,13 +78,19 @@ func (s *simdBackend) Name() string { return s.name }
 // B, which is the small operand in the model's activation×weight
 // products), and runs small ones inline.
 func (s *simdBackend) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	w := workers()
-	if w == 1 || m*n*k < simdParallelFMAs {
+	if m*n*k < simdParallelFMAs {
 		s.serial(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
+	// Pieces of k on one core too: the sums then fall the same way
+	// whatever the number of cores (TestProductsSameOnAnyCoreCount).
 	if p := kPieces(m, n, k); p > 1 {
 		s.splitK(p, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	w := workers()
+	if w == 1 {
+		s.serial(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
 	mr, nr := simdMR, s.nr

@@ -155,7 +155,7 @@ func dWFromRows(dW, dOut []float32, in *BF16Rows, n, i, o int) bool {
 		return false
 	}
 	w := workers()
-	serial := w == 1 || o*i*n < simdParallelFMAs
+	small := o*i*n < simdParallelFMAs
 	kc := d.layout.kc
 	// piece is rows k0 … k1−1's share on wk workers, into c.
 	piece := func(k0, k1 int, c []float32, beta float32, wk int) {
@@ -171,13 +171,14 @@ func dWFromRows(dW, dOut []float32, in *BF16Rows, n, i, o int) bool {
 		}
 		bf16Bufs.put(bp)
 	}
+	// Pieces of k on one core too, as Sgemm cuts them.
 	p := 1
-	if !serial {
+	if !small {
 		p = kPieces(o, i, n)
 	}
 	if p <= 1 {
 		wk := w
-		if serial {
+		if small {
 			wk = 1
 		}
 		piece(0, n, dW, 1, wk)
