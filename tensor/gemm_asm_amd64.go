@@ -231,7 +231,10 @@ func forKBlocks(transA, transB bool, k, kc, lda, ldb int, beta float32, block fu
 }
 
 // asmParallelM is the M-split product with op(B) packed once and shared:
-// the chunks only differ in their rows of A and C.
+// the chunks only differ in their rows of A and C. It runs serialAsm's k
+// blocks, each packed over the workers and then computed by them, so
+// every element is summed as on one core (the weight gradients' blocks,
+// kBlockAT, are not asmKC's).
 func asmParallelM(t tileKernel, w int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	kc := serialKC(t, transA, k)
 	bp := asmBufs.get(asmPackedLen(n, min(k, kc)))
