@@ -2,7 +2,6 @@ package tensor
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -113,12 +112,7 @@ func sameOnCores(t *testing.T, name string, f func() [][]float32) {
 		SetThreads(threads)
 		got := f()
 		for r := range want {
-			for j := range want[r] {
-				if math.Float32bits(got[r][j]) != math.Float32bits(want[r][j]) || math.IsNaN(float64(got[r][j])) {
-					t.Errorf("%s: result %d, element %d: %v on %d cores, %v on one", name, r, j, got[r][j], threads, want[r][j])
-					return
-				}
-			}
+			sameBits(t, fmt.Sprintf("%s: result %d on %d cores against one", name, r, threads), got[r], want[r])
 		}
 	}
 }
