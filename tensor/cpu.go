@@ -19,7 +19,8 @@ type CPUInfo struct {
 	// tile state in XCR0).
 	Features []string `json:"features"`
 	// Caches in bytes: L1 data and L2 per core, L3 per package; from
-	// CPUID leaf 4 (Intel) or 0x8000001D (AMD), 0 when not reported.
+	// CPUID leaf 4 (Intel) or 0x8000001D (AMD; 0x80000005/6 where a
+	// guest hides that), 0 when not reported.
 	L1D, L2, L3 int `json:"-"`
 	// CachesFrom is "ROMAE_CACHES" where that set them ("": CPUID).
 	CachesFrom string `json:"-"`

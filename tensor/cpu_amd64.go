@@ -76,14 +76,21 @@ func detectCPU() CPUInfo {
 // cacheSizes walks the deterministic cache parameters: leaf 4 on Intel,
 // 0x8000001D on AMD (same layout). Each subleaf is one cache: type in
 // EAX[4:0] (1 data, 3 unified; 0 ends the list), level in EAX[7:5], size
-// = ways × partitions × line × sets, each field stored minus one.
+// = ways × partitions × line × sets, each field stored minus one. AMD
+// guests whose hypervisor hides 0x8000001D (no TOPOEXT: the Zen 5 of
+// 2026-11-28) still fill in the older leaves 0x80000005/6, read then.
 func cacheSizes(vendor string, maxLeaf uint32) (l1d, l2, l3 int) {
 	leaf := uint32(4)
 	if vendor == "AuthenticAMD" {
 		maxExt, _, _, _ := cpuid(0x80000000, 0)
 		_, _, ecx, _ := cpuid(0x80000001, 0)
 		if maxExt < 0x8000001D || ecx&(1<<22) == 0 { // TOPOEXT
-			return 0, 0, 0
+			if maxExt < 0x80000006 {
+				return 0, 0, 0
+			}
+			_, _, ecx5, _ := cpuid(0x80000005, 0)
+			_, _, ecx6, edx6 := cpuid(0x80000006, 0)
+			return amdLegacyCaches(ecx5, ecx6, edx6)
 		}
 		leaf = 0x8000001D
 	} else if maxLeaf < 4 {
@@ -106,4 +113,11 @@ func cacheSizes(vendor string, maxLeaf uint32) (l1d, l2, l3 int) {
 		}
 	}
 	return l1d, l2, l3
+}
+
+// amdLegacyCaches decodes AMD's older cache leaves: L1d KiB in
+// 0x80000005 ECX[31:24], L2 KiB in 0x80000006 ECX[31:16], L3 in 512 KiB
+// units in 0x80000006 EDX[31:18] (zero fields: no such cache reported).
+func amdLegacyCaches(ecx5, ecx6, edx6 uint32) (l1d, l2, l3 int) {
+	return int(ecx5>>24) << 10, int(ecx6>>16) << 10, int(edx6>>18) << 19
 }

@@ -31,14 +31,25 @@ func TestCPUMatchesLinux(t *testing.T) {
 		}
 	}
 	c := CPU()
-	if c.Vendor != info["vendor_id"] || c.Name != info["model name"] ||
-		strconv.Itoa(c.Family) != info["cpu family"] || strconv.Itoa(c.Model) != info["model"] {
-		t.Errorf("CPUID says %q %q family %d model %d; /proc/cpuinfo %q %q family %s model %s",
-			c.Vendor, c.Name, c.Family, c.Model, info["vendor_id"], info["model name"], info["cpu family"], info["model"])
+	if c.Vendor != info["vendor_id"] || strconv.Itoa(c.Family) != info["cpu family"] || strconv.Itoa(c.Model) != info["model"] {
+		t.Errorf("CPUID says %q family %d model %d; /proc/cpuinfo %q family %s model %s",
+			c.Vendor, c.Family, c.Model, info["vendor_id"], info["cpu family"], info["model"])
 	}
 	flags := map[string]bool{}
 	for _, f := range strings.Fields(info["flags"]) {
 		flags[f] = true
+	}
+	if c.Name != info["model name"] {
+		// The kernel read its brand string once, at boot. A virtual
+		// machine restored from a snapshot on another host (the Firecracker
+		// Zen 5 of 2026-11-28: booted as "AMD EPYC", CPUID now says "Oxide
+		// Virtual Turin-like Processor") keeps the old one; on bare metal
+		// a difference is our decoding's fault.
+		if !flags["hypervisor"] {
+			t.Errorf("CPUID brand %q; /proc/cpuinfo %q", c.Name, info["model name"])
+		} else {
+			t.Logf("CPUID brand %q, /proc/cpuinfo %q: a guest whose kernel booted on another host", c.Name, info["model name"])
+		}
 	}
 	for _, f := range []string{"fma", "avx2", "avx512f", "avx512bw", "avx512vl", "avx512_bf16", "amx_tile", "amx_bf16"} {
 		if c.Has(f) != flags[f] {
