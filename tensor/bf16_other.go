@@ -28,3 +28,5 @@ func RoundBF16(f float32) float32 {
 }
 
 func kBlocks() (fp32, bf16, amx int) { return 0, 0, 0 }
+
+func kSplits(backend string, bf16 bool) []int { return nil }

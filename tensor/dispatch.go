@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -229,6 +230,43 @@ func Kernel() KernelInfo {
 		return k
 	}
 	return fp32Kernel(BackendName(), fp32KC)
+}
+
+// Numerics is what, besides its inputs, decides the bits this process's
+// products compute: the precision, the kernels, and the k splits, which
+// come from the CPU's cache sizes. The core count does not enter
+// (TestProductsSameOnAnyCoreCount), nor does the CPU model: a Zen 5 given
+// the Xeon's cache sizes through ROMAE_CACHES ended scripts/demo.sh at the
+// Xeon's test loss to the last bit (docs/performance.md, 2026-11-28).
+// Training records it in its checkpoints, so a resumed run can say when
+// it will not match an uninterrupted one, and how to make it.
+type Numerics struct {
+	Precision string `json:"precision"`
+	Kernels   string `json:"kernels"` // fp32 back end, vector width, bf16's kernel
+	KSplits   []int  `json:"k_splits,omitempty"`
+	// Caches is the ROMAE_CACHES value that gives another machine these
+	// k splits ("" where the CPU reported none); CPU names the machine.
+	Caches string `json:"caches,omitempty"`
+	CPU    string `json:"cpu,omitempty"`
+}
+
+// CurrentNumerics is this process's Numerics.
+func CurrentNumerics() Numerics {
+	c := CPU()
+	bf16 := bf16On.Load()
+	n := Numerics{Precision: Precision(), Kernels: fmt.Sprintf("%s, %d-lane vectors", BackendName(), vectorLanes()), KSplits: kSplits(BackendName(), bf16), CPU: c.Name}
+	if bf16 {
+		n.Kernels += ", bf16 " + Kernel().Kernel
+	}
+	if c.L1D > 0 && c.L2 > 0 {
+		n.Caches = fmt.Sprintf("%dK,%dK", c.L1D>>10, c.L2>>10)
+	}
+	return n
+}
+
+// SameBits reports whether products under n and o compute the same bits.
+func (n Numerics) SameBits(o Numerics) bool {
+	return n.Precision == o.Precision && n.Kernels == o.Kernels && slices.Equal(n.KSplits, o.KSplits)
 }
 
 func fp32Kernel(backend string, kc int) KernelInfo {

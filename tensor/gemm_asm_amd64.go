@@ -120,7 +120,8 @@ var asmKC, asmKCAT int
 // for the other products; BenchmarkSgemmKBlockAT there, 2 cores, GFLOP/s:
 // the weight gradients 720×180×6400 206–219 → 229–234, 180×720×6400
 // 209–211 → 232–235, 180×180×6400 208–209 → 210–221. Zen 4's 32 KiB
-// L1d gives 128, Zen 5's 48 KiB 192 (neither measured yet).
+// L1d gives 128, Zen 5's 48 KiB 192 (measured there only with the other
+// cache-gated choices, 2026-11-28: together 1–11% off every step).
 func kBlockAT(l1d, kc int) int {
 	if l1d <= 0 {
 		return kc

@@ -11,6 +11,15 @@ import (
 
 var hasAVX512 = archsimd.X86.AVX512()
 
+// vectorLanes is the float32 lanes of the element-wise kernels: their
+// sums (softmax, norms) group values by it (Numerics).
+func vectorLanes() int {
+	if hasAVX512 {
+		return 16
+	}
+	return 8
+}
+
 // exp16 is Exp32 on 16 lanes (same reduction and polynomial), with the
 // 2^n step done by VSCALEFPS, which also gets overflow (+Inf) and gradual
 // underflow right. x is clamped into [exp32Min, exp32Max+ε] first, so −Inf

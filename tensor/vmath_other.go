@@ -53,3 +53,5 @@ func addTo(dst, src []float32) {
 		dst[j] += src[j]
 	}
 }
+
+func vectorLanes() int { return 1 }

@@ -23,6 +23,7 @@ import (
 	"romae/internal/sysmem"
 	"romae/model"
 	"romae/optim"
+	"romae/tensor"
 )
 
 // Trainer fits Model on Train, evaluating on Val (optional) every
@@ -87,6 +88,9 @@ type state struct {
 	Best      *eval.Metrics `json:"best,omitempty"`
 	Ranks     int           `json:"ranks,omitempty"`   // data-parallel ranks that trained it (0: one process)
 	Skipped   int           `json:"skipped,omitempty"` // steps whose update was skipped (non-finite loss or gradient)
+	// Numerics is what decided the products' bits on the machine that
+	// wrote the checkpoint (nil in checkpoints written before it was kept).
+	Numerics *tensor.Numerics `json:"numerics,omitempty"`
 }
 
 // maxConsecutiveSkips non-finite steps in a row end a run: it has diverged.
@@ -185,7 +189,12 @@ func (t *Trainer) Run(ctx context.Context) (*Result, error) {
 		if max(st.Ranks, 1) != par.size {
 			fmt.Fprintf(logw, "note: the checkpoint was written by a run on %d rank(s), this one has %d: same schedule and batches, not bit-identical to an uninterrupted run\n", max(st.Ranks, 1), par.size)
 		}
+		if note := numericsNote(st.Numerics, tensor.CurrentNumerics()); note != "" {
+			fmt.Fprintln(logw, note)
+		}
 	}
+	here := tensor.CurrentNumerics()
+	st.Numerics = &here
 	st.Ranks = 0
 	if par.distributed() {
 		st.Ranks = par.size
@@ -519,6 +528,28 @@ func (t *Trainer) resume(opt optim.Optimizer, st *state) (bool, error) {
 		return false, fmt.Errorf("%s: %s: %w", path, StateMeta, err)
 	}
 	return true, nil
+}
+
+// numericsNote is the note a resumed run prints when the checkpoint's
+// products were computed with other bits than this process's ("" when
+// the same, or not recorded): the run goes on, with the same schedule and
+// batches, but its numbers will not match an uninterrupted run's.
+func numericsNote(before *tensor.Numerics, now tensor.Numerics) string {
+	if before == nil || before.SameBits(now) {
+		return ""
+	}
+	how := ""
+	switch {
+	case before.Precision != now.Precision:
+		how = fmt.Sprintf("; ROMAE_PRECISION=%s", before.Precision)
+	case before.Kernels != now.Kernels:
+		how = fmt.Sprintf("; that needs its kernels (%s; here %s)", before.Kernels, now.Kernels)
+	case before.Caches != "":
+		how = fmt.Sprintf("; ROMAE_CACHES=%s gives this machine its k splits", before.Caches)
+	}
+	return fmt.Sprintf("note: the checkpoint's products ran on %s (%s, %s, k splits %v); here %s (%s, %s, k splits %v): "+
+		"same schedule and batches, not bit-identical to an uninterrupted run%s",
+		before.CPU, before.Precision, before.Kernels, before.KSplits, now.CPU, now.Precision, now.Kernels, now.KSplits, how)
 }
 
 // OptimizerTensors is opt's state as checkpoint tensors, each named

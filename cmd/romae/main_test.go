@@ -264,7 +264,7 @@ func TestHelpVersionAndBadFlags(t *testing.T) {
 		t.Errorf("romae --help: exit %d, %q", code, out)
 	}
 	for _, v := range []string{"version", "--version"} {
-		if out, _, code := run(v); code != 0 || !strings.Contains(out, "gemm back ends:") || !strings.Contains(out, "chosen:") {
+		if out, _, code := run(v); code != 0 || !strings.Contains(out, "gemm back ends:") || !strings.Contains(out, "chosen:") || !strings.Contains(out, "numerics: ") {
 			t.Errorf("%s: exit %d, %q", v, code, out)
 		}
 	}

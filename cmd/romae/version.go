@@ -45,6 +45,14 @@ func cmdVersion(_ context.Context, args []string) error {
 	fmt.Printf("romae %s\ncommit %s%s\n%s %s/%s\ngemm back ends: %s; chosen: %s; bf16 kernels: %s (first chosen); cpu: %s (%s; %s)\n",
 		version, commit, modified, runtime.Version(), runtime.GOOS, runtime.GOARCH, strings.Join(names, ", "),
 		tensor.BackendName(), strings.Join(tensor.BF16Kernels(), ", "), cpu.Name, cpu.Class(), cpu.Caches())
+	// What decides the products' bits: a run elsewhere matches this one's
+	// numbers where these agree (ROMAE_CACHES sets the k splits there).
+	n := tensor.CurrentNumerics()
+	fmt.Printf("numerics: %s, %s, k splits %v", n.Precision, n.Kernels, n.KSplits)
+	if n.Caches != "" {
+		fmt.Printf(" (ROMAE_CACHES=%s gives them to another CPU with these kernels)", n.Caches)
+	}
+	fmt.Println()
 	if mpi := dist.Version(); mpi != "" {
 		fmt.Printf("mpi: %s\n", mpi)
 	} else {
