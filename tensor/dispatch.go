@@ -232,12 +232,13 @@ func Kernel() KernelInfo {
 	return fp32Kernel(BackendName(), fp32KC)
 }
 
-// Numerics is what, besides its inputs, decides the bits this process's
-// products compute: the precision, the kernels, and the k splits, which
-// come from the CPU's cache sizes. The core count does not enter
-// (TestProductsSameOnAnyCoreCount), nor does the CPU model: a Zen 5 given
-// the Xeon's cache sizes through ROMAE_CACHES ended scripts/demo.sh at the
-// Xeon's test loss to the last bit (docs/performance.md, 2026-11-28).
+// Numerics is what, besides its inputs, decides the bits this process
+// computes: the precision, the kernels and the element-wise vector width,
+// and the k splits, which come from the CPU's cache sizes. The core count
+// does not enter (TestProductsSameOnAnyCoreCount), nor, as far as
+// measured, the CPU model: a Zen 5 given the Xeon's cache sizes through
+// ROMAE_CACHES ended scripts/demo.sh at the Xeon's test loss to the last
+// bit (docs/performance.md, 2026-11-28).
 // Training records it in its checkpoints, so a resumed run can say when
 // it will not match an uninterrupted one, and how to make it.
 type Numerics struct {
