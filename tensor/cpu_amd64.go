@@ -82,10 +82,8 @@ func detectCPU() CPUInfo {
 func cacheSizes(vendor string, maxLeaf uint32) (l1d, l2, l3 int) {
 	leaf := uint32(4)
 	if vendor == "AuthenticAMD" {
-		maxExt, _, _, _ := cpuid(0x80000000, 0)
-		_, _, ecx, _ := cpuid(0x80000001, 0)
-		if maxExt < 0x8000001D || ecx&(1<<22) == 0 { // TOPOEXT
-			if maxExt < 0x80000006 {
+		if !amdCacheTopology() {
+			if maxExt, _, _, _ := cpuid(0x80000000, 0); maxExt < 0x80000006 {
 				return 0, 0, 0
 			}
 			_, _, ecx5, _ := cpuid(0x80000005, 0)
@@ -113,6 +111,14 @@ func cacheSizes(vendor string, maxLeaf uint32) (l1d, l2, l3 int) {
 		}
 	}
 	return l1d, l2, l3
+}
+
+// amdCacheTopology reports whether an AMD CPU has leaf 0x8000001D
+// (TOPOEXT in 0x80000001 ECX bit 22).
+func amdCacheTopology() bool {
+	maxExt, _, _, _ := cpuid(0x80000000, 0)
+	_, _, ecx, _ := cpuid(0x80000001, 0)
+	return maxExt >= 0x8000001D && ecx&(1<<22) != 0
 }
 
 // amdLegacyCaches decodes AMD's older cache leaves: L1d KiB in

@@ -32,9 +32,7 @@ func TestAMDLegacyCachesAgree(t *testing.T) {
 	if c.Vendor != "AuthenticAMD" {
 		t.Skipf("AMD's older cache leaves; this CPU is %s", c.Vendor)
 	}
-	maxExt, _, _, _ := cpuid(0x80000000, 0)
-	_, _, ecx, _ := cpuid(0x80000001, 0)
-	if maxExt < 0x8000001D || ecx&(1<<22) == 0 {
+	if !amdCacheTopology() {
 		t.Skip("no TOPOEXT here: the older leaves are the only ones (TestAMDLegacyCaches decodes them)")
 	}
 	_, _, ecx5, _ := cpuid(0x80000005, 0)
