@@ -68,34 +68,33 @@ func detectCPU() CPUInfo {
 		add(tileOS && d7&(1<<24) != 0, "amx_tile")
 		add(tileOS && d7&(1<<22) != 0, "amx_bf16")
 	}
-	c.L1D, c.L2, c.L3 = cacheSizes(c.Vendor, maxLeaf)
+	c.L1D, c.L2, c.L3 = cacheSizes(c.Vendor, maxLeaf, cpuid)
 	c.AMX = amxStatus(c)
 	return c
 }
 
 // cacheSizes walks the deterministic cache parameters: leaf 4 on Intel,
-// 0x8000001D on AMD (same layout). Each subleaf is one cache: type in
-// EAX[4:0] (1 data, 3 unified; 0 ends the list), level in EAX[7:5], size
-// = ways × partitions × line × sets, each field stored minus one. AMD
-// guests whose hypervisor hides 0x8000001D (no TOPOEXT: the Zen 5 of
-// 2026-11-28) still fill in the older leaves 0x80000005/6, read then.
-func cacheSizes(vendor string, maxLeaf uint32) (l1d, l2, l3 int) {
+// 0x8000001D on AMD (same layout), asked of id (cpuid; tests pass
+// recorded registers). Each subleaf is one cache: type in EAX[4:0] (1
+// data, 3 unified; 0 ends the list), level in EAX[7:5], size = ways ×
+// partitions × line × sets, each field stored minus one. AMD guests whose
+// hypervisor hides 0x8000001D (no TOPOEXT: the Zen 5 of 2026-11-28), or
+// leaves it empty, still fill in the older leaves 0x80000005/6, read then.
+func cacheSizes(vendor string, maxLeaf uint32, id func(leaf, sub uint32) (a, b, c, d uint32)) (l1d, l2, l3 int) {
 	leaf := uint32(4)
-	if vendor == "AuthenticAMD" {
-		if !amdCacheTopology() {
-			if maxExt, _, _, _ := cpuid(0x80000000, 0); maxExt < 0x80000006 {
-				return 0, 0, 0
-			}
-			_, _, ecx5, _ := cpuid(0x80000005, 0)
-			_, _, ecx6, edx6 := cpuid(0x80000006, 0)
-			return amdLegacyCaches(ecx5, ecx6, edx6)
+	amd := vendor == "AuthenticAMD"
+	maxExt, _, _, _ := id(0x80000000, 0)
+	if amd {
+		_, _, ecx, _ := id(0x80000001, 0)
+		if maxExt < 0x8000001D || ecx&(1<<22) == 0 { // TOPOEXT
+			return amdLegacyCaches(maxExt, id)
 		}
 		leaf = 0x8000001D
 	} else if maxLeaf < 4 {
 		return 0, 0, 0
 	}
 	for sub := uint32(0); sub < 16; sub++ {
-		a, b, c, _ := cpuid(leaf, sub)
+		a, b, c, _ := id(leaf, sub)
 		typ, level := a&0x1F, a>>5&7
 		if typ == 0 {
 			break
@@ -110,20 +109,20 @@ func cacheSizes(vendor string, maxLeaf uint32) (l1d, l2, l3 int) {
 			l3 = size
 		}
 	}
+	if amd && l1d == 0 && l2 == 0 {
+		return amdLegacyCaches(maxExt, id)
+	}
 	return l1d, l2, l3
-}
-
-// amdCacheTopology reports whether an AMD CPU has leaf 0x8000001D
-// (TOPOEXT in 0x80000001 ECX bit 22).
-func amdCacheTopology() bool {
-	maxExt, _, _, _ := cpuid(0x80000000, 0)
-	_, _, ecx, _ := cpuid(0x80000001, 0)
-	return maxExt >= 0x8000001D && ecx&(1<<22) != 0
 }
 
 // amdLegacyCaches decodes AMD's older cache leaves: L1d KiB in
 // 0x80000005 ECX[31:24], L2 KiB in 0x80000006 ECX[31:16], L3 in 512 KiB
 // units in 0x80000006 EDX[31:18] (zero fields: no such cache reported).
-func amdLegacyCaches(ecx5, ecx6, edx6 uint32) (l1d, l2, l3 int) {
+func amdLegacyCaches(maxExt uint32, id func(leaf, sub uint32) (a, b, c, d uint32)) (l1d, l2, l3 int) {
+	if maxExt < 0x80000006 {
+		return 0, 0, 0
+	}
+	_, _, ecx5, _ := id(0x80000005, 0)
+	_, _, ecx6, edx6 := id(0x80000006, 0)
 	return int(ecx5>>24) << 10, int(ecx6>>16) << 10, int(edx6>>18) << 19
 }
