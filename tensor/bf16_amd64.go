@@ -626,22 +626,13 @@ func sgemmBF16(transA, transB bool, m, n, k int, alpha float32, a []float32, lda
 func kBlocks() (fp32, bf16, amx int) { return asmKC, dpbfLayout.kc, amxLayout.kc }
 
 // kSplits is the k splits from the caches that fp32 products on backend
-// make, and with bf16 those of the bf16 kernel (Numerics).
-func kSplits(backend string, bf16 bool) []int {
-	var s []int
+// make (Numerics; the bf16 kernel's is Kernel's KBlock).
+func kSplits(backend string) []int {
 	switch backend {
 	case "avx512":
-		s = []int{asmKC, asmKCAT}
+		return []int{asmKC, asmKCAT}
 	case "avx2":
-		s = []int{asmKC, asmKCAT, avx2KChunk}
+		return []int{asmKC, asmKCAT, avx2KChunk}
 	}
-	if bf16 {
-		switch bf16Kernel.Load() {
-		case bf16AMX:
-			s = append(s, amxLayout.kc)
-		case bf16DPBF16:
-			s = append(s, dpbfLayout.kc)
-		}
-	}
-	return s
+	return nil
 }

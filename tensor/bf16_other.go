@@ -29,4 +29,4 @@ func RoundBF16(f float32) float32 {
 
 func kBlocks() (fp32, bf16, amx int) { return 0, 0, 0 }
 
-func kSplits(backend string, bf16 bool) []int { return nil }
+func kSplits(backend string) []int { return nil }

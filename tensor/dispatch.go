@@ -254,10 +254,10 @@ type Numerics struct {
 // CurrentNumerics is this process's Numerics.
 func CurrentNumerics() Numerics {
 	c := CPU()
-	bf16 := bf16On.Load()
-	n := Numerics{Precision: Precision(), Kernels: fmt.Sprintf("%s, %d-lane vectors", BackendName(), vectorLanes()), KSplits: kSplits(BackendName(), bf16), CPU: c.Name}
-	if bf16 {
-		n.Kernels += ", bf16 " + Kernel().Kernel
+	n := Numerics{Precision: Precision(), Kernels: fmt.Sprintf("%s, %d-lane vectors", BackendName(), vectorLanes()), KSplits: kSplits(BackendName()), CPU: c.Name}
+	if k := Kernel(); k.Precision == PrecisionBF16 {
+		n.Kernels += ", bf16 " + k.Kernel
+		n.KSplits = append(n.KSplits, k.KBlock)
 	}
 	if c.L1D > 0 && c.L2 > 0 {
 		n.Caches = fmt.Sprintf("%dK,%dK", c.L1D>>10, c.L2>>10)

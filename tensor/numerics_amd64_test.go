@@ -30,7 +30,6 @@ func TestNumerics(t *testing.T) {
 		for _, c := range classes {
 			setKBlocks(c.l1d, c.l2)
 			n := CurrentNumerics()
-			setKBlocks(c.l1d, c.l2)
 			if !n.SameBits(CurrentNumerics()) {
 				t.Errorf("%s caches: Numerics differs from itself", c.name)
 			}
