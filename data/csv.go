@@ -104,7 +104,7 @@ func LoadLongCSV(path string, opt CSVOptions) (*Dataset, error) {
 		if _, ok := cols["channel"]; ok {
 			opt.ChannelColumn = "channel"
 		} else if opt.Channels != nil {
-			return nil, fmt.Errorf("%s:1: CSVOptions.Channels given but the header has no channel column", path)
+			return nil, fmt.Errorf("%s:1: channels %s given (data.channels, or a model's training channels) but the header has no channel column", path, strings.Join(opt.Channels, ", "))
 		}
 	}
 	need := []string{opt.IDColumn, opt.TimeColumn}
@@ -126,6 +126,9 @@ func LoadLongCSV(path string, opt CSVOptions) (*Dataset, error) {
 	byID := map[string]*csvObject{}
 	channelIdx := map[string]int{}
 	for i, ch := range opt.Channels {
+		if _, dup := channelIdx[ch]; dup || ch == "" {
+			return nil, fmt.Errorf("%s: channels %q: channel %d %q is empty or repeated", path, opt.Channels, i, ch)
+		}
 		channelIdx[ch] = i
 	}
 	var channelNames []string // discovered, when opt.Channels is nil
@@ -174,7 +177,8 @@ func LoadLongCSV(path string, opt CSVOptions) (*Dataset, error) {
 			var ok bool
 			if ch, ok = channelIdx[name]; !ok {
 				if opt.Channels != nil {
-					return nil, fmt.Errorf("%s:%d: column %q: channel %q not in CSVOptions.Channels %v", path, line, opt.ChannelColumn, name, opt.Channels)
+					return nil, fmt.Errorf("%s:%d: column %q: channel %q is not one of the channels %s (data.channels: a model's are those of the file it was trained on)",
+						path, line, opt.ChannelColumn, name, strings.Join(opt.Channels, ", "))
 				}
 				ch = len(channelNames)
 				if ch >= MaxChannels {

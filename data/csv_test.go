@@ -41,6 +41,18 @@ func TestLoadLongCSV(t *testing.T) {
 			},
 		},
 		{
+			// A model's channels (data.channels) where the file lacks one:
+			// the others keep their indices.
+			name: "axis with a channel absent", file: "lightcurves.csv", c: 2, d: 2,
+			opt: func() CSVOptions { o := lightCurveOpt; o.Channels = []string{"g", "i", "r", "u"}; return o }(),
+			samples: []Sample{
+				{ID: "obj1", Values: []float32{4, .4, 2, .2, 1, .1, 3, .3},
+					Positions: []float32{3, 1, 0, 2, 2, 10.5, 0, 10.5}, Label: -1, Target: []float32{0.3}},
+				{ID: "obj2", Values: []float32{6, .6, 5, .5},
+					Positions: []float32{2, 1, 0, 3}, Label: -1, Target: []float32{1.2}},
+			},
+		},
+		{
 			name: "slot", file: "slot.csv", opt: slotOpt, c: 2, d: 1, classes: []string{"cat", "dog"},
 			samples: []Sample{
 				{ID: "a", Values: []float32{1, 2, 3, 4}, Positions: []float32{0, 1}, Label: 0},
@@ -125,6 +137,7 @@ func TestLoadLongCSVMalformed(t *testing.T) {
 		{"float32 overflow", head + "a,1,x,1e39\n", CSVOptions{}, []string{":2:", "float32"}},
 		{"empty id", head + ",1,x,2\n", CSVOptions{}, []string{":2:", "empty id"}},
 		{"unknown channel", head + "a,1,z,2\n", CSVOptions{Channels: []string{"x", "y"}}, []string{":2:", `channel "z"`}},
+		{"repeated channel", head + "a,1,x,2\n", CSVOptions{Channels: []string{"x", "y", "x"}}, []string{"channel 2", `"x"`, "repeated"}},
 		{"channels without column", "id,time,value\na,1,2\n", CSVOptions{Channels: []string{"x"}}, []string{":1:", "no channel column"}},
 		{"empty label", "id,time,value,label\na,1,2,\n", CSVOptions{LabelColumn: "label"}, []string{":2:", "empty label"}},
 		{"conflicting label", "id,time,value,label\na,1,2,p\nb,1,2,q\na,2,3,q\n", CSVOptions{LabelColumn: "label"}, []string{":4:", `"a"`, "line 2"}},
@@ -200,5 +213,15 @@ func TestLoadLabelsCSVMalformed(t *testing.T) {
 			_, err := LoadLabelsCSV(writeTemp(t, "labels.csv", tc.content), "id", "label")
 			wantErr(t, err, append([]string{"labels.csv"}, tc.want...)...)
 		})
+	}
+}
+
+func TestSourceChannelsOnlyForCSV(t *testing.T) {
+	src := Source{Channels: []string{"g", "r"}}
+	for _, name := range []string{"x.ts", "x.npy"} {
+		wantErr(t, src.Check(name), "data.channels g,r", name)
+	}
+	if err := src.Check("x.csv"); err != nil {
+		t.Errorf("x.csv: %v", err)
 	}
 }

@@ -23,6 +23,11 @@ type Source struct {
 	ChannelColumn string   `json:"channel_column" yaml:"channel_column" help:"CSV: channel/band column (empty: 'channel' if present)"`
 	ValueColumns  []string `json:"value_columns" yaml:"value_columns" help:"CSV: value columns, comma-separated (e.g. flux,flux_err)"`
 	ChannelMode   string   `json:"channel_mode" yaml:"channel_mode" help:"CSV: axis (channel is a position axis) or slot (channels are value slots)"`
+	// Channels fixes the channel names' indices; a checkpoint records its
+	// training file's, so a new file with a band missing keeps the others'
+	// indices and a band the model never saw is refused, not given the
+	// index of another.
+	Channels []string `json:"channels,omitempty" yaml:"channels" help:"CSV: channel names in index order, comma-separated (empty: the file's, sorted; training records them in the checkpoint, and files read for it must use no others)"`
 	LabelColumn   string   `json:"label_column" yaml:"label_column" help:"CSV: per-object label column"`
 	LabelsFile    string   `json:"labels_file" yaml:"labels_file" help:"CSV: separate id,label file"`
 	TargetColumns []string `json:"target_columns" yaml:"target_columns" help:"CSV: per-object regression target columns"`
@@ -75,6 +80,9 @@ func (s Source) Check(path string) error {
 	case "ts", "csv", "npy", "npz", "dataset":
 	default:
 		return fmt.Errorf("data.format %q: want auto, ts, csv, npy, npz or dataset (a romae .safetensors dataset file)", format)
+	}
+	if len(s.Channels) > 0 && format != "csv" {
+		return fmt.Errorf("data.channels %s: channel names apply to long CSV files, not to %s (%s data)", strings.Join(s.Channels, ","), path, format)
 	}
 	if s.Patch != [2]int{} && format != "npy" && format != "npz" {
 		return fmt.Errorf("data.patch %d,%d: image patches apply to .npy/.npz image arrays, not to %s (%s data); for series use data.series_patch",
@@ -149,7 +157,7 @@ func (s Source) FormatOf(path string) (string, error) {
 
 func (s Source) loadCSV(path string) (*Dataset, error) {
 	opt := CSVOptions{IDColumn: s.IDColumn, TimeColumn: s.TimeColumn, ChannelColumn: s.ChannelColumn,
-		ValueColumns: s.ValueColumns, ChannelMode: s.ChannelMode, LabelColumn: s.LabelColumn, TargetColumns: s.TargetColumns, NaN: s.NaN, Time: s.TimeMap()}
+		ValueColumns: s.ValueColumns, Channels: s.Channels, ChannelMode: s.ChannelMode, LabelColumn: s.LabelColumn, TargetColumns: s.TargetColumns, NaN: s.NaN, Time: s.TimeMap()}
 	ds, err := LoadLongCSV(path, opt)
 	if err != nil {
 		return nil, err

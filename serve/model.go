@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"romae/data"
@@ -26,6 +27,7 @@ type Model struct {
 	patch    int // observations per model token (data.series_patch); 1: none
 	timeAxis int // the position axis PatchSeries groups along, the blend interpolates along and timeMap maps
 	timeMap  data.TimeMap
+	channels []string // names of the channel indices on position axis 0 (a long CSV's channel axis); nil: no such axis
 	blend    *eval.Blend
 	ws       *model.Workspace[float32]
 
@@ -107,6 +109,9 @@ func NewModel(name string, net *model.Model[float32], spec *data.Spec) (*Model, 
 		}
 		m.timeAxis = axis
 	}
+	if len(spec.Source.Channels) > 0 && net.Cfg.PosDims == 2 && spec.Source.ChannelMode != data.ChannelSlot {
+		m.channels = spec.Source.Channels
+	}
 	if p := spec.Source.SeriesPatch; p > 1 {
 		// A token of a patched model holds P observations' values and their
 		// P time offsets (data.PatchSeries): Values = P·c + P.
@@ -182,7 +187,11 @@ type ModelInfo struct {
 	ValuesPerToken int       `json:"values_per_token"`
 	PositionAxes   int       `json:"position_axes"`
 	Classes        []string  `json:"classes,omitempty"`
-	Outputs        int       `json:"outputs,omitempty"`
+	// Channels names the channel indices a position's first coordinate
+	// holds (a model trained on a long CSV with a channel column): channel
+	// Channels[i] is coordinate i, and other coordinates are refused.
+	Channels []string `json:"channels,omitempty"`
+	Outputs  int      `json:"outputs,omitempty"`
 	PerToken       bool      `json:"per_token,omitempty"`
 	EmbeddingDim   int       `json:"embedding_dim"`
 	DefaultPool    string    `json:"default_pool"`
@@ -198,7 +207,7 @@ func (m *Model) info(lim Limits) ModelInfo {
 	c := m.Net.Cfg
 	in := ModelInfo{Name: m.Name, Generation: m.generation, LoadedAt: m.loadedAt, Task: c.Task, Endpoints: m.endpoints(),
 		ValuesPerToken: m.values, PositionAxes: c.PosDims, Classes: m.Spec.Classes, EmbeddingDim: c.Encoder.DModel,
-		DefaultPool: m.defaultPool(), Normalized: m.Spec.Stats != nil, Limits: lim}
+		DefaultPool: m.defaultPool(), Normalized: m.Spec.Stats != nil, Limits: lim, Channels: m.channels}
 	if c.Task != model.TaskPretrain {
 		in.Outputs, in.PerToken = c.Outputs, c.Pool == model.PoolToken
 	}
@@ -215,8 +224,50 @@ func (m *Model) decode(body []byte, ep string, lim Limits) (*request, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := m.checkChannels(req); err != nil {
+		return nil, err
+	}
 	m.mapTimes(req)
 	return req, nil
+}
+
+// checkChannels refuses a token or query whose channel coordinate is not
+// one of the model's channel indices: the encoder never saw a band at 99,
+// −3 or 0.5, and its answer there would be confident and meaningless.
+func (m *Model) checkChannels(req *request) error {
+	if m.channels == nil {
+		return nil
+	}
+	D, n := m.Net.Cfg.PosDims, len(m.channels)
+	check := func(pos []float32, field string, i int) error {
+		for k := 0; k < len(pos); k += D {
+			if c := pos[k]; c < 0 || c >= float32(n) || c != float32(int(c)) {
+				return &badRequest{fmt.Sprintf("samples[%d].%s[%d].position[0]: %v is not a channel index: the model's channels are %s",
+					i, field, k/D, c, channelList(m.channels))}
+			}
+		}
+		return nil
+	}
+	for i := range req.samples {
+		if err := check(req.samples[i].Positions, "tokens", i); err != nil {
+			return err
+		}
+		if i < len(req.queries) {
+			if err := check(req.queries[i], "queries", i); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// channelList is "0 g, 1 i, 2 r".
+func channelList(names []string) string {
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%d %s", i, n)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // mapTimes puts the time coordinates of req's tokens and queries on the

@@ -682,3 +682,51 @@ func checkInterpolated(t *testing.T, ans map[string]any, vals [][]float32, spec 
 		}
 	}
 }
+
+// A model trained on a long CSV's channel axis lists its channels and
+// refuses a channel coordinate that is not one of their indices, in tokens
+// and in queries.
+func TestChannelCoordinatesChecked(t *testing.T) {
+	dir := t.TempDir()
+	for _, task := range []string{model.TaskClassify, model.TaskPretrain} {
+		m, spec := tinyModel(t, task, 1)
+		spec.Source.Channels = []string{"g", "r"}
+		path := filepath.Join(dir, task+".safetensors")
+		if err := m.Save(path, spec.Meta(), nil); err != nil {
+			t.Fatal(err)
+		}
+		ts := startServer(t, path, Config{})
+		resp, err := ts.client.Get(ts.url + "/v1/model")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if body := readAll(t, resp); !strings.Contains(body, `"channels":["g","r"]`) {
+			t.Errorf("%s: GET /v1/model %s: no channels", task, body)
+		}
+		samples := synthSamples(3) // channel coordinates 0 and 1
+		ep, queries := "/v1/embed", func(int) map[string]any { return nil }
+		if task == model.TaskPretrain {
+			ep = "/v1/interpolate"
+			queries = func(int) map[string]any { return map[string]any{"queries": [][]float32{{1, 2.5}}} }
+		}
+		if code, ans, _ := ts.post(t, ep, requestBody(samples, queries, nil)); code != http.StatusOK {
+			t.Fatalf("%s %s: %d %v", task, ep, code, ans)
+		}
+		for _, c := range []float32{2, -1, 0.5} {
+			bad := synthSamples(3)
+			bad[1].Positions[2] = c
+			code, ans, _ := ts.post(t, ep, requestBody(bad, queries, nil))
+			want := fmt.Sprintf("samples[1].tokens[1].position[0]: %v is not a channel index: the model's channels are 0 g, 1 r", c)
+			if code != http.StatusBadRequest || !strings.Contains(errorMessage(ans), want) {
+				t.Errorf("%s channel %v: %d %q, want 400 with %q", task, c, code, errorMessage(ans), want)
+			}
+		}
+		if task == model.TaskPretrain {
+			badQ := func(int) map[string]any { return map[string]any{"queries": [][]float32{{1, 2.5}, {3, 1}}} }
+			code, ans, _ := ts.post(t, ep, requestBody(samples, badQ, nil))
+			if code != http.StatusBadRequest || !strings.Contains(errorMessage(ans), "samples[0].queries[1].position[0]: 3 is not a channel index") {
+				t.Errorf("query at channel 3: %d %q", code, errorMessage(ans))
+			}
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"romae/data"
 	"romae/model"
 	"romae/train"
 )
@@ -247,19 +248,27 @@ func TestInterpolateColumnsByName(t *testing.T) {
 	if strings.Join(rows[0], ",") != "id,channel,time,value" || rows[1][1] != "ch0" || len(rows) != 1+6*3*3 {
 		t.Fatalf("grid output: header %v, first row %v, %d rows", rows[0], rows[1], len(rows))
 	}
-	// Its own rows, as queries, give the same values back.
-	queries := filepath.Join(dir, "q.csv")
-	var q strings.Builder
-	for _, r := range rows[:4] {
-		q.WriteString(strings.Join(r[:3], ",") + "\n")
-	}
-	os.WriteFile(queries, []byte(q.String()), 0o644)
+	// Its own output, value column and all, read back as queries gives the
+	// same values back; so do its first rows with the columns in another
+	// order.
 	again := filepath.Join(dir, "again.csv")
+	if _, err := capture(t, cmdInterpolate, "--model", pre, "--data", trainCSV, "--queries", grid, "--out", again); err != nil {
+		t.Fatal(err)
+	}
+	if got := readCSV(t, again); !slices.EqualFunc(got, rows, slices.Equal) {
+		t.Errorf("its own output as queries gave %d rows, not the same %d", len(got), len(rows))
+	}
+	queries := filepath.Join(dir, "q.csv")
+	q := "\ufefftime,id,channel\n"
+	for _, r := range rows[1:4] {
+		q += r[2] + "," + r[0] + "," + r[1] + "\n"
+	}
+	os.WriteFile(queries, []byte(q), 0o644)
 	if _, err := capture(t, cmdInterpolate, "--model", pre, "--data", trainCSV, "--queries", queries, "--out", again); err != nil {
 		t.Fatal(err)
 	}
 	if got := readCSV(t, again); !slices.EqualFunc(got, rows[:4], slices.Equal) {
-		t.Errorf("queries %v gave %v, want %v", rows[:4], got, rows[:4])
+		t.Errorf("queries in column order time,id,channel gave %v, want %v", got, rows[:4])
 	}
 	os.WriteFile(queries, []byte("id,pos1,pos2\ntrain0,1,0.5\n"), 0o644)
 	_, errOut, code := runMain(t, "interpolate", "--model", pre, "--data", trainCSV, "--queries", queries)
@@ -274,9 +283,16 @@ func TestInterpolateColumnsByName(t *testing.T) {
 	if html := readFile(t, strings.TrimSpace(out)); !strings.Contains(html, "ch0 value") || !strings.Contains(html, "ch2 value") {
 		t.Error("the report's interpolation legend does not name the channels")
 	}
-	os.WriteFile(queries, []byte("id,band,time\ntrain0,ch1,0.5\n"), 0o644)
-	if _, err := capture(t, cmdInterpolate, "--model", pre, "--data", trainCSV, "--queries", queries); err == nil || !strings.Contains(err.Error(), "want id,channel,time") {
-		t.Errorf("wrong header: %v", err)
+	for content, want := range map[string]string{
+		"id,band,time\ntrain0,ch1,0.5\n":             `q.csv:1: header id,band,time has no column "channel": want id,channel,time`,
+		"id,channel,time\ntrain0,ch1\n":              "q.csv:2: 2 fields, the header has 3",
+		"id,channel,time\ntrain0,ch1,0.5\nx,ch1,1\n": `q.csv:3: series "x" is not in the data`,
+		"": "q.csv:1: empty file",
+	} {
+		os.WriteFile(queries, []byte(content), 0o644)
+		if _, err := capture(t, cmdInterpolate, "--model", pre, "--data", trainCSV, "--queries", queries); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("queries %q: error %v, want %q", content, err, want)
+		}
 	}
 }
 
@@ -316,5 +332,64 @@ func TestReferenceInSync(t *testing.T) {
 			continue
 		}
 		t.Errorf("%s is out of date with the flags; ROMAE_UPDATE_REFERENCE=1 go test -run TestReferenceInSync ./cmd/romae/ rewrites it", f.path)
+	}
+}
+
+// A model keeps its training file's channel names: a file lacking a band
+// keeps the others' indices (also when fine-tuning a pre-trained model), a
+// band it never saw is refused naming the file and line.
+func TestChannelsRecorded(t *testing.T) {
+	dir := t.TempDir()
+	trainCSV, labels := writeOscillatorCSV(t, dir, "train", 6, 1)
+	all := readFile(t, trainCSV)
+	var noCh1, renamed strings.Builder
+	for _, line := range strings.SplitAfter(all, "\n") {
+		if !strings.Contains(line, ",ch1,") {
+			noCh1.WriteString(line)
+		}
+		renamed.WriteString(strings.Replace(line, ",ch2,", ",ch7,", 1))
+	}
+	noCh1CSV, renamedCSV := filepath.Join(dir, "noch1.csv"), filepath.Join(dir, "renamed.csv")
+	os.WriteFile(noCh1CSV, []byte(noCh1.String()), 0o644)
+	os.WriteFile(renamedCSV, []byte(renamed.String()), 0o644)
+	tiny := []string{"--model.size", "24,2,1,48", "--train.epochs", "1", "--train.progress", "none"}
+	pre, ft := filepath.Join(dir, "pre"), filepath.Join(dir, "ft")
+	if _, err := capture(t, cmdPretrain, append([]string{"--data", trainCSV, "--model.decoder_size", "24,2,1,48", "--out", pre}, tiny...)...); err != nil {
+		t.Fatal(err)
+	}
+	// Fine-tuned on the file without ch1: the pre-trained model's channels.
+	if _, err := capture(t, cmdFinetune, "--model", pre, "--data", noCh1CSV, "--data.labels_file", labels,
+		"--train.epochs", "1", "--train.progress", "none", "--data.folds", "1", "--out", ft); err != nil {
+		t.Fatal(err)
+	}
+	for _, run := range []string{pre, ft} {
+		_, ck, err := model.Load[float32](run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec, _, err := data.SpecFromMeta(ck.Meta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []string{"ch0", "ch1", "ch2"}; !slices.Equal(spec.Source.Channels, want) {
+			t.Fatalf("%s: channels %v, want %v", run, spec.Source.Channels, want)
+		}
+		ds, err := spec.Read(noCh1CSV)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[float32]int{}
+		for _, s := range ds.Samples {
+			for k := 0; k < len(s.Positions); k += ds.D {
+				seen[s.Positions[k]]++
+			}
+		}
+		if len(seen) != 2 || seen[0] == 0 || seen[2] == 0 {
+			t.Errorf("%s: a file without ch1 read with channel indices %v, want ch0 at 0 and ch2 at 2", run, seen)
+		}
+	}
+	_, err := capture(t, cmdEmbed, "--model", pre, "--data", renamedCSV, "--out", filepath.Join(dir, "e.npy"))
+	if err == nil || !strings.Contains(err.Error(), "renamed.csv:4:") || !strings.Contains(err.Error(), `channel "ch7" is not one of the channels ch0, ch1, ch2`) {
+		t.Errorf("a band the model never saw: %v", err)
 	}
 }

@@ -164,6 +164,11 @@ func loadTraining(cfg *runConfig, base *data.Spec, r *recipe, pretrain bool) (tr
 	if tr, err = src.Load(cfg.Data.Train); err != nil {
 		return nil, nil, nil, err
 	}
+	if len(cfg.Data.Channels) == 0 && tr.Channels != nil {
+		// Recorded in the spec, so every file read for the model later
+		// gives each band the index it was trained with.
+		cfg.Data.Channels = tr.Channels
+	}
 	r.applyTimeRecipe(cfg, tr, base)
 	if tr.MissingValues > 0 {
 		fmt.Fprintf(os.Stderr, "romae: %s: %d missing values (data.nan %s): %d series left out\n",
@@ -946,9 +951,11 @@ func gridQueries(ds *data.Dataset, spec string) (q [][]float32, times [][]float6
 	return q, times, nil
 }
 
-// fileQueries reads the query CSV: a header of id and the position axes as
-// interpolate writes them (the older pos1, pos2, ... is accepted for one
-// release, with a note), then one row per query position.
+// fileQueries reads the query CSV: a header naming id and the position
+// axes as interpolate writes them, in any order, other columns ignored (so
+// interpolate's own output, values and all, can be read back; the older
+// id,pos1,pos2,... is accepted for one release, with a note), then one row
+// per query position.
 func fileQueries(ds *data.Dataset, cols columns, path string) (q [][]float32, times [][]float64, err error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -956,48 +963,86 @@ func fileQueries(ds *data.Dataset, cols columns, path string) (q [][]float32, ti
 	}
 	defer f.Close()
 	r := csv.NewReader(f)
-	r.FieldsPerRecord = ds.D + 1
+	r.FieldsPerRecord = -1 // checked below, naming the header
 	want := append([]string{"id"}, cols.axes...)
+	header, err := r.Read()
+	switch {
+	case errors.Is(err, io.EOF):
+		return nil, nil, fmt.Errorf("%s:1: empty file: want a header with the columns %s", path, strings.Join(want, ","))
+	case err != nil:
+		return nil, nil, data.CSVError(path, err)
+	}
+	header = slices.Clone(header)
+	at, err := queryColumns(header, want)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s:1: %w", path, err)
+	}
+	if at == nil { // the legacy header: the columns in order
+		fmt.Fprintf(os.Stderr, "romae interpolate: %s: the header %s is deprecated and will be refused in the next release; write %s\n",
+			path, strings.Join(header, ","), strings.Join(want, ","))
+		at = make([]int, len(want))
+		for k := range at {
+			at[k] = k
+		}
+	}
 	index := map[string]int{}
 	for i, s := range ds.Samples {
 		index[s.ID] = i
 	}
 	q, times = make([][]float32, len(ds.Samples)), make([][]float64, len(ds.Samples))
-	for line := 1; ; line++ {
+	for {
 		rec, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
 		if err != nil {
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			return nil, nil, fmt.Errorf("%s:%d: %w (want %s)", path, line, err, strings.Join(want, ","))
+			return nil, nil, data.CSVError(path, err)
 		}
-		if line == 1 {
-			if !slices.Equal(rec, want) {
-				if !legacyQueryHeader(rec) {
-					return nil, nil, fmt.Errorf("%s:1: header %s: want %s, the columns interpolate writes", path, strings.Join(rec, ","), strings.Join(want, ","))
-				}
-				fmt.Fprintf(os.Stderr, "romae interpolate: %s: the header %s is deprecated and will be refused in the next release; write %s\n",
-					path, strings.Join(rec, ","), strings.Join(want, ","))
-			}
-			continue
+		line, _ := r.FieldPos(0)
+		if len(rec) != len(header) {
+			return nil, nil, fmt.Errorf("%s:%d: %d fields, the header has %d", path, line, len(rec), len(header))
 		}
-		i, ok := index[rec[0]]
+		i, ok := index[rec[at[0]]]
 		if !ok {
-			return nil, nil, fmt.Errorf("%s:%d: series %q is not in the data", path, line, rec[0])
+			return nil, nil, fmt.Errorf("%s:%d: series %q is not in the data", path, line, rec[at[0]])
 		}
 		for a := 0; a < ds.D; a++ {
-			v, err := cols.parsePosition(a, rec[1+a])
+			cell := rec[at[1+a]]
+			v, err := cols.parsePosition(a, cell)
 			if err != nil {
 				return nil, nil, fmt.Errorf("%s:%d: %s: %w", path, line, want[1+a], err)
 			}
 			if a == ds.TimeAxis { // as asked, unrounded: the time map needs it
-				t, _ := strconv.ParseFloat(strings.TrimSpace(rec[1+a]), 64)
+				t, _ := strconv.ParseFloat(strings.TrimSpace(cell), 64)
 				times[i] = append(times[i], t)
 			}
 			q[i] = append(q[i], v)
 		}
 	}
 	return q, times, nil
+}
+
+// queryColumns is where each of want's columns is in header (by name, a
+// byte-order mark and spaces around names ignored), or nil for the legacy
+// header id,pos1,pos2,... whose columns are in order.
+func queryColumns(header, want []string) ([]int, error) {
+	cols, err := data.CSVHeader(header)
+	if err != nil {
+		return nil, err
+	}
+	at := make([]int, len(want))
+	for k, name := range want {
+		i, ok := cols[name]
+		if !ok {
+			if len(header) == len(want) && legacyQueryHeader(header) {
+				return nil, nil
+			}
+			return nil, fmt.Errorf("header %s has no column %q: want %s, the columns interpolate writes (in any order; others, such as its value columns, are ignored)",
+				strings.Join(header, ","), name, strings.Join(want, ","))
+		}
+		at[k] = i
+	}
+	return at, nil
 }
 
 // legacyQueryHeader is the header of earlier versions: id,pos1,pos2,...

@@ -154,6 +154,10 @@ func (r *recipe) applyBaseTime(cfg *runConfig, base *data.Spec) {
 	if base.Source.TimeUnit != 0 {
 		choose(r, "data.time_unit", &cfg.Data.TimeUnit, base.Source.TimeUnit)
 	}
+	// Its channel axis too: a band keeps the index the encoder learnt it at.
+	if len(base.Source.Channels) > 0 && !r.set["data.channels"] {
+		cfg.Data.Channels = base.Source.Channels
+	}
 }
 
 // applyTimeRecipe puts the time stamps of a file that has them (CSV, .ts
