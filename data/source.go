@@ -27,7 +27,7 @@ type Source struct {
 	// training file's, so a new file with a band missing keeps the others'
 	// indices and a band the model never saw is refused, not given the
 	// index of another.
-	Channels []string `json:"channels,omitempty" yaml:"channels" help:"CSV: channel names in index order, comma-separated (empty: the file's, sorted; training records them in the checkpoint, and files read for it must use no others)"`
+	Channels      []string `json:"channels,omitempty" yaml:"channels" help:"CSV: channel names in index order, comma-separated (empty: the file's, sorted; training records them in the checkpoint, and files read for it must use no others)"`
 	LabelColumn   string   `json:"label_column" yaml:"label_column" help:"CSV: per-object label column"`
 	LabelsFile    string   `json:"labels_file" yaml:"labels_file" help:"CSV: separate id,label file"`
 	TargetColumns []string `json:"target_columns" yaml:"target_columns" help:"CSV: per-object regression target columns"`

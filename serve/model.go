@@ -190,14 +190,14 @@ type ModelInfo struct {
 	// Channels names the channel indices a position's first coordinate
 	// holds (a model trained on a long CSV with a channel column): channel
 	// Channels[i] is coordinate i, and other coordinates are refused.
-	Channels []string `json:"channels,omitempty"`
-	Outputs  int      `json:"outputs,omitempty"`
-	PerToken       bool      `json:"per_token,omitempty"`
-	EmbeddingDim   int       `json:"embedding_dim"`
-	DefaultPool    string    `json:"default_pool"`
-	SeriesPatch    int       `json:"series_patch,omitempty"`
-	Normalized     bool      `json:"normalized"`
-	Limits         Limits    `json:"limits"`
+	Channels     []string `json:"channels,omitempty"`
+	Outputs      int      `json:"outputs,omitempty"`
+	PerToken     bool     `json:"per_token,omitempty"`
+	EmbeddingDim int      `json:"embedding_dim"`
+	DefaultPool  string   `json:"default_pool"`
+	SeriesPatch  int      `json:"series_patch,omitempty"`
+	Normalized   bool     `json:"normalized"`
+	Limits       Limits   `json:"limits"`
 	// InterpBlend is interpolate's mix of the model with linear and
 	// spline interpolation in time (absent: the model alone).
 	InterpBlend *eval.Blend `json:"interp_blend,omitempty"`
