@@ -393,3 +393,36 @@ func TestChannelsRecorded(t *testing.T) {
 		t.Errorf("a band the model never saw: %v", err)
 	}
 }
+
+// An --out the command cannot write is refused before any work (the
+// model path here does not exist: the --out error comes first).
+func TestOutputCheckedFirst(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"embed", "--out", filepath.Join(dir, "e.csv")}, "e.csv: this command writes .npy files"},
+		{[]string{"predict", "--out", filepath.Join(dir, "p.npy")}, "p.npy: this command writes .csv or .json files"},
+		{[]string{"interpolate", "--at", "0:1:1", "--out", filepath.Join(dir, "i.json")}, "i.json: this command writes .csv files"},
+		{[]string{"report", "--run", dir, "--out", filepath.Join(dir, "r.pdf")}, "r.pdf: this command writes .html or .htm files"},
+		{[]string{"predict", "--out", filepath.Join(aFile(t), "sub", "p.csv")}, "not a directory"},
+	} {
+		args := append(tc.args, "--model", filepath.Join(dir, "none"), "--data", filepath.Join(dir, "none.ts"))
+		if tc.args[0] == "report" {
+			args = tc.args
+		}
+		_, errOut, code := runMain(t, args...)
+		if code == 0 || !strings.Contains(errOut, "--out ") || !strings.Contains(errOut, tc.want) {
+			t.Errorf("romae %s: exit %d, stderr %q, want --out and %q", strings.Join(tc.args, " "), code, errOut, tc.want)
+		}
+	}
+}
+
+// aFile is a file's path: no directory can be made under it (whoever
+// runs the tests, root included).
+func aFile(t *testing.T) string {
+	f := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(f, nil, 0o644)
+	return f
+}

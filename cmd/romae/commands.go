@@ -575,6 +575,9 @@ func cmdPredict(_ context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if err := checkOutput(*out, ".csv", ".json"); err != nil {
+		return err
+	}
 	l, err := u.load(false)
 	if err != nil {
 		return err
@@ -618,7 +621,7 @@ func cmdPredict(_ context.Context, args []string) error {
 			rows[i].Prediction = p
 		}
 	}
-	if strings.HasSuffix(*out, ".json") {
+	if strings.EqualFold(filepath.Ext(*out), ".json") {
 		return writeFileAtomic(*out, mustJSON(rows))
 	}
 	return writeCSV(*out, func(w *csv.Writer) error {
@@ -629,8 +632,13 @@ func cmdPredict(_ context.Context, args []string) error {
 				header = append(header, "p_"+c)
 			}
 		} else {
+			names := l.spec.Source.TargetColumns // a CSV's: the columns' own names
 			for k := range preds[0] {
-				header = append(header, fmt.Sprintf("y%d", k))
+				if len(names) == len(preds[0]) {
+					header = append(header, names[k])
+				} else {
+					header = append(header, fmt.Sprintf("y%d", k))
+				}
 			}
 		}
 		if err := w.Write(header); err != nil {
@@ -685,6 +693,9 @@ func cmdInterpolate(_ context.Context, args []string) error {
 	}
 	if (*at == "") == (*queries == "") {
 		return fmt.Errorf("give exactly one of --at and --queries")
+	}
+	if err := checkOutput(*out, ".csv"); err != nil {
+		return err
 	}
 	if *at != "" {
 		if _, err := parseAt(*at); err != nil {
@@ -1068,6 +1079,9 @@ func cmdEmbed(_ context.Context, args []string) error {
 	}
 	if *out == "" {
 		return fmt.Errorf("--out is required")
+	}
+	if err := checkOutput(*out, ".npy"); err != nil {
+		return err
 	}
 	if !slices.Contains([]string{"auto", model.PoolCLS, model.PoolMean}, *pool) {
 		return fmt.Errorf("--pool %q: want auto, cls or mean", *pool)

@@ -69,7 +69,7 @@ func TestEndToEnd(t *testing.T) {
 		t.Errorf("evaluate printed %q (%v), want n 40 and the fine-tuning's best accuracy %v", out, err, res.Best.Accuracy)
 	}
 
-	preds := filepath.Join(dir, "p.csv")
+	preds := filepath.Join(dir, "new", "dir", "p.csv") // --out's directory is made
 	if _, err := capture(t, cmdPredict, "--model", ft, "--data", testTS, "--out", preds); err != nil {
 		t.Fatal(err)
 	}

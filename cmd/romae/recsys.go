@@ -203,6 +203,9 @@ func cmdRecsysScore(_ context.Context, args []string) error {
 	if *out == "" {
 		return fmt.Errorf("--out is required")
 	}
+	if err := checkOutput(*out, ".csv"); err != nil {
+		return err
+	}
 	if *top < 1 || *batch < 1 {
 		return fmt.Errorf("--top %d and --batch-size %d must be ≥ 1", *top, *batch)
 	}

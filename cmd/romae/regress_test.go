@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -84,5 +85,34 @@ func TestRegressionFromScratch(t *testing.T) {
 	}
 	if lines := strings.Count(strings.TrimSpace(string(b)), "\n"); lines != 12 {
 		t.Errorf("predict wrote %d rows after the header, want 12:\n%s", lines, b)
+	}
+}
+
+// A regressor trained on a CSV's target columns names its predictions
+// after them.
+func TestPredictNamesCSVTargets(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("id,time,value,amp\n")
+	for i := range 8 {
+		amp := 1 + float64(i)/4
+		for k := range 12 {
+			tm := float64(k) + 0.3*float64(i%3)
+			fmt.Fprintf(&b, "s%d,%g,%g,%g\n", i, tm, amp*math.Sin(tm), amp)
+		}
+	}
+	path := filepath.Join(dir, "amp.csv")
+	os.WriteFile(path, []byte(b.String()), 0o644)
+	run := filepath.Join(dir, "run")
+	if _, err := capture(t, cmdFinetune, "--data", path, "--data.target_columns", "amp", "--model.size", "24,2,1,48",
+		"--data.folds", "1", "--train.epochs", "1", "--train.progress", "none", "--out", run); err != nil {
+		t.Fatal(err)
+	}
+	pred := filepath.Join(dir, "p.csv")
+	if _, err := capture(t, cmdPredict, "--model", run, "--data", path, "--out", pred); err != nil {
+		t.Fatal(err)
+	}
+	if rows := readCSV(t, pred); len(rows) != 9 || strings.Join(rows[0], ",") != "id,amp" {
+		t.Errorf("predictions: %d rows, header %v, want 9 and id,amp", len(rows), rows[0])
 	}
 }

@@ -51,6 +51,9 @@ func cmdReport(_ context.Context, args []string) error {
 	case fs.NArg() > 0:
 		return fmt.Errorf("unexpected argument %q (the directory is --run DIR)", fs.Arg(0))
 	}
+	if err := checkOutput(*out, ".html", ".htm"); err != nil {
+		return err
+	}
 	var page *report.Page
 	var err error
 	if _, serr := os.Stat(filepath.Join(*run, "results.json")); serr == nil {

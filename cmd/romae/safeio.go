@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -18,6 +21,24 @@ func writeFileAtomic(path string, b []byte) error {
 		_, err := w.Write(b)
 		return err
 	})
+}
+
+// checkOutput runs before a command reads or computes anything: an --out
+// path (not "-", stdout) must end in one of exts, the formats the command
+// writes, so that embeddings never land in a ".csv" nor a CSV in a
+// ".json"; its directory is made if missing, as a run directory is,
+// rather than the command failing there after all its work.
+func checkOutput(path string, exts ...string) error {
+	if path == "-" || path == "" {
+		return nil
+	}
+	if ext := strings.ToLower(filepath.Ext(path)); !slices.Contains(exts, ext) {
+		return fmt.Errorf("--out %s: this command writes %s files (name it so)", path, strings.Join(exts, " or "))
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("--out %s: %w", path, err)
+	}
+	return nil
 }
 
 // Limits on what --at may ask for (documented in docs/reliability.md).
