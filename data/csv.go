@@ -501,6 +501,22 @@ func openCSV(path string) (*os.File, *csv.Reader, []string, map[string]int, erro
 	return f, r, header, cols, nil
 }
 
+// CSVColumns is the header of the CSV file at path, names trimmed (a
+// leading byte-order mark dropped).
+func CSVColumns(path string) ([]string, error) {
+	f, _, header, _, err := openCSV(path)
+	if err != nil {
+		return nil, err
+	}
+	f.Close()
+	cols := make([]string, len(header))
+	for i, h := range header {
+		cols[i] = strings.TrimSpace(h)
+	}
+	cols[0] = strings.TrimPrefix(cols[0], "\ufeff")
+	return cols, nil
+}
+
 func newCSVReader(r io.Reader) *csv.Reader {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1 // checked by the caller, with a better message

@@ -78,6 +78,7 @@ func cmdFinetune(ctx context.Context, args []string) error {
 			return fmt.Errorf("%s: %w", t.from, err)
 		}
 	}
+	t.r.applyLabelRecipe(cfg)
 	tr, val, spec, err := loadTraining(cfg, base, t.r, false)
 	if err != nil {
 		return err
@@ -90,13 +91,21 @@ func cmdFinetune(ctx context.Context, args []string) error {
 		case tr.TargetDim > 0:
 			task = model.TaskRegress
 		default:
-			return fmt.Errorf("%s has neither labels nor regression targets; set model.task or add labels", cfg.Data.Train)
+			return fmt.Errorf("%s has neither labels nor regression targets: %s", cfg.Data.Train, whereLabels(cfg))
 		}
 	}
 	if task == model.TaskClassify {
 		outputs = len(tr.Classes)
 	} else {
 		outputs = tr.TargetDim
+	}
+	switch {
+	case task == model.TaskClassify && len(tr.Classes) == 0:
+		return fmt.Errorf("%s has no class labels for model.task classify: %s", cfg.Data.Train, whereLabels(cfg))
+	case task == model.TaskClassify && len(tr.Classes) < 2:
+		return fmt.Errorf("%s: every series has the label %q; classification needs at least 2 classes", cfg.Data.Train, tr.Classes[0])
+	case task == model.TaskRegress && tr.TargetDim == 0:
+		return fmt.Errorf("%s has no regression targets for model.task regress: %s", cfg.Data.Train, whereLabels(cfg))
 	}
 	nTrain, nVal := len(tr.Samples), lenSamples(val)
 	if k := cfg.Data.Folds; k > 1 { // each fold model trains on the other folds
@@ -147,6 +156,22 @@ func cmdFinetune(ctx context.Context, args []string) error {
 		return t.runFolds(ctx, m, pm, tr, spec, meta)
 	}
 	return t.run(ctx, m, tr, val, spec, meta)
+}
+
+// whereLabels says how to give a training file its labels or targets, in
+// its format, naming a CSV's columns.
+func whereLabels(cfg *runConfig) string {
+	switch f, _ := cfg.Data.FormatOf(cfg.Data.Train); f {
+	case "csv":
+		cols, _ := data.CSVColumns(cfg.Data.Train)
+		return fmt.Sprintf("name its label column (--data.label_column COLUMN, or --data.labels_file FILE of id,label) or its target columns (--data.target_columns COLUMN,...); its columns are %s",
+			strings.Join(cols, ", "))
+	case "ts":
+		return "a .ts file's labels are each series' last field, with @classLabel true (classes) or @targetLabel true (regression targets) in its header"
+	case "npz":
+		return "a .npz file's labels are its integer array y (--data.label_key)"
+	}
+	return "pre-train on it (romae pretrain), or give a file with labels"
 }
 
 // loadTraining reads the training (and validation) data, scales it with

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -140,6 +141,23 @@ func seriesPatchFor(ds *data.Dataset) int {
 	// 200 000 steps at P 32 needed over 23 GiB; at P 391 the run peaked at
 	// 1.4 GiB: docs/defaults.md).
 	return max(P, (longest+maxSeqTokens-1)/maxSeqTokens)
+}
+
+// applyLabelRecipe has fine-tuning read a long CSV's column named "label"
+// as the class labels when no labels or targets are named (as a column
+// named "channel" is the channel): a file with its labels in place
+// fine-tunes with no flag.
+func (r *recipe) applyLabelRecipe(cfg *runConfig) {
+	src := cfg.Data.Source
+	if src.LabelColumn != "" || src.LabelsFile != "" || len(src.TargetColumns) > 0 || r.set["data.label_column"] {
+		return
+	}
+	if f, err := src.FormatOf(cfg.Data.Train); err != nil || f != "csv" {
+		return
+	}
+	if cols, err := data.CSVColumns(cfg.Data.Train); err == nil && slices.Contains(cols, "label") {
+		choose(r, "data.label_column", &cfg.Data.LabelColumn, "label")
+	}
 }
 
 // applyBaseTime keeps the pre-trained model's time axis when fine-tuning

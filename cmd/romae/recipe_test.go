@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -323,5 +324,55 @@ func TestFolds(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "fold-3")); err == nil {
 		t.Error("--overwrite with 2 folds left the old run's fold-3")
+	}
+}
+
+// Fine-tuning finds a long CSV's "label" column by itself; a file without
+// labels or with one class is refused naming the file and, for a CSV, the
+// flags and its columns.
+func TestFinetuneLabels(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, classes ...string) string {
+		var b strings.Builder
+		b.WriteString("id,time,value,label,note\n")
+		for i := range 8 {
+			for k := range 10 {
+				fmt.Fprintf(&b, "s%d,%d,%g,%s,x\n", i, k, float64(i%2)+0.1*float64(k), classes[i%len(classes)])
+			}
+		}
+		path := filepath.Join(dir, name)
+		os.WriteFile(path, []byte(b.String()), 0o644)
+		return path
+	}
+	two, one := write("two.csv", "slow", "fast"), write("one.csv", "slow")
+	tiny := []string{"--model.size", "24,2,1,48", "--data.folds", "1", "--train.epochs", "1", "--train.progress", "none"}
+	run := filepath.Join(dir, "run")
+	_, errOut, code := runMain(t, append([]string{"finetune", "--data", two, "--out", run}, tiny...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(errOut, "data.label_column=label") {
+		t.Errorf("the recipe line does not say it read column label: %q", errOut)
+	}
+	_, ck, err := model.Load[float32](run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spec, _, _ := data.SpecFromMeta(ck.Meta); !slices.Equal(spec.Classes, []string{"fast", "slow"}) {
+		t.Errorf("classes %v", spec.Classes)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--data", one}, `one.csv: every series has the label "slow"; classification needs at least 2 classes`},
+		{[]string{"--data", two, "--data.label_column", ""}, "two.csv has neither labels nor regression targets: name its label column (--data.label_column COLUMN"},
+		{[]string{"--data", two, "--data.label_column", "", "--model.task", "classify"}, "two.csv has no class labels for model.task classify: name"},
+		{[]string{"--data", two, "--model.task", "regress", "--data.label_column", ""}, "its columns are id, time, value, label, note"},
+	} {
+		_, err := capture(t, cmdFinetune, append(append(tc.args, "--out", filepath.Join(dir, "bad")), tiny...)...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("finetune %v: %v, want %q", tc.args, err, tc.want)
+		}
 	}
 }
