@@ -3,8 +3,10 @@ package main
 import (
 	"encoding/json"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -184,5 +186,71 @@ func TestInterpolationBlend(t *testing.T) {
 	_, errOut, code = runMain(t, "interpolate", "--model", bare, "--data", obsTS, "--at", "1:2:1", "--out", filepath.Join(dir, "j.csv"), "--blend", "fit")
 	if code != 0 || !strings.Contains(errOut, "fitted on "+obsTS) {
 		t.Errorf("interpolate --blend fit: exit %d, stderr %q; want the blend fitted on --data", code, errOut)
+	}
+}
+
+// evaluate --hidden matches held-out series to observed ones by id: the
+// held-out file's order does not matter, observed series without held-out
+// points are left out, and held-out points of a series --data lacks are an
+// error naming both files and the id.
+func TestHiddenMatchedByID(t *testing.T) {
+	dir := t.TempDir()
+	csvPath, _ := writeOscillatorCSV(t, dir, "s", 6, 1)
+	lines := strings.Split(strings.TrimSpace(readFile(t, csvPath)), "\n")
+	header, rows := lines[0], lines[1:]
+	write := func(name string, keep func(i int, id string) bool, reverse bool) string {
+		var kept []string
+		for i, r := range rows {
+			if keep(i, r[:strings.IndexByte(r, ',')]) {
+				kept = append(kept, r)
+			}
+		}
+		if reverse {
+			slices.Reverse(kept)
+		}
+		path := filepath.Join(dir, name)
+		os.WriteFile(path, []byte(header+"\n"+strings.Join(kept, "\n")+"\n"), 0o644)
+		return path
+	}
+	held := func(i int) bool { return (i/3)%4 == 1 } // every fourth time step, its three channels
+	obs := write("obs.csv", func(i int, _ string) bool { return !held(i) }, false)
+	obsNoS2 := write("obs-no-s2.csv", func(i int, id string) bool { return !held(i) && id != "s2" }, false)
+	hid := write("hid.csv", func(i int, _ string) bool { return held(i) }, false)
+	hidReversed := write("hid-reversed.csv", func(i int, _ string) bool { return held(i) }, true)
+	hidNoS2 := write("hid-no-s2.csv", func(i int, id string) bool { return held(i) && id != "s2" }, true)
+	pre := filepath.Join(dir, "pre")
+	if _, err := capture(t, cmdPretrain, "--data", csvPath, "--model.size", "24,2,1,48", "--model.decoder_size", "24,2,1,48",
+		"--train.epochs", "1", "--train.progress", "none", "--out", pre); err != nil {
+		t.Fatal(err)
+	}
+	// The MSEs, the model's and the baselines': the same up to the order
+	// of their sums (tokens at one time come in file order).
+	mse := func(observed, hidden string) []float64 {
+		out, err := capture(t, cmdEvaluate, "--model", pre, "--data", observed, "--hidden", hidden, "--blend", "off", "--baselines")
+		if err != nil {
+			t.Fatalf("%s against %s: %v", hidden, observed, err)
+		}
+		var r struct {
+			N         int
+			MSE       float64 `json:"interp_mse"`
+			Baselines map[string]float64
+		}
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatal(err)
+		}
+		return []float64{float64(r.N), r.MSE, r.Baselines["linear_mse"], r.Baselines["spline_mse"], r.Baselines["channel_mean_mse"]}
+	}
+	same := func(a, b []float64) bool {
+		return slices.EqualFunc(a, b, func(x, y float64) bool { return math.Abs(x-y) <= 1e-12*math.Abs(y) })
+	}
+	if a, b := mse(obs, hid), mse(obs, hidReversed); !same(a, b) {
+		t.Errorf("n and MSEs with held-out series in reverse order %v, in order %v", b, a)
+	}
+	if a, b := mse(obsNoS2, hidNoS2), mse(obs, hidNoS2); !same(a, b) || a[0] != 5 {
+		t.Errorf("n and MSEs with observed series without held-out points %v, without them %v (n 5)", b, a)
+	}
+	_, err := capture(t, cmdEvaluate, "--model", pre, "--data", obsNoS2, "--hidden", hid, "--blend", "off")
+	if want := `hid.csv: series "s2" has held-out points but no observed ones in ` + obsNoS2; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("a held-out series without observed points: %v, want %q", err, want)
 	}
 }

@@ -499,7 +499,7 @@ func cmdEvaluate(_ context.Context, args []string) error {
 	fs, u := usingFlags("evaluate", "evaluate --model CHECKPOINT --data FILE [--hidden FILE] [--baselines]")
 	ratio := fs.Float64("mask-ratio", 0.75, "pre-training models: fraction of tokens masked and reconstructed")
 	seed := fs.Uint64("seed", 1, "pre-training models: seed of the evaluation masks")
-	hidden := fs.String("hidden", "", "pre-training models: evaluate interpolation instead: predict this file's tokens (same series ids as --data) from --data's tokens; reports interp_mse in data units")
+	hidden := fs.String("hidden", "", "pre-training models: evaluate interpolation instead: predict this file's tokens from --data's tokens of the same series (matched by id, in any order; each must be in --data); reports interp_mse in data units")
 	blend := blendFlag(fs)
 	baselines := fs.Bool("baselines", false, "also report the baselines on the same data: majority class, 1-NN Euclidean and 1-NN DTW (classifiers), training mean, 1-NN ED and 1-NN DTW as MSE (regressors; both need --train-data or the training file the checkpoint names), linear and spline interpolation and the per-channel mean (--hidden)")
 	trainData := fs.String("train-data", "", "training data for --baselines (default: the file the checkpoint was trained on, if it still exists)")
@@ -568,30 +568,55 @@ func evaluateInterpolation(u *using, hiddenPath, blendMode string, baselines boo
 	if err != nil {
 		return err
 	}
+	observed, err := observedFor(l.ds, h.ds, u.data, hiddenPath)
+	if err != nil {
+		return err
+	}
 	b, err := u.blend(l, blendMode, "evaluate")
 	if err != nil {
 		return err
 	}
-	mse, pred, err := eval.InterpolationMSE(l.m, l.ds, h.ds, l.spec.Stats, u.batchSize)
+	mse, pred, err := eval.InterpolationMSE(l.m, observed, h.ds, l.spec.Stats, u.batchSize)
 	if err != nil {
 		return err
 	}
 	out := map[string]any{}
 	if b != nil {
 		out["model_alone_mse"], out["blend"] = mse, b
-		if mse, err = b.MixedMSE(l.ds, h.ds, l.spec.Stats, pred); err != nil {
+		if mse, err = b.MixedMSE(observed, h.ds, l.spec.Stats, pred); err != nil {
 			return err
 		}
 	}
 	out["n"], out["interp_mse"], out["interp_rmse"] = len(h.ds.Samples), mse, math.Sqrt(mse)
 	if baselines {
-		b, err := interpolationBaselines(l.ds, h.ds, l.spec.Stats)
+		b, err := interpolationBaselines(observed, h.ds, l.spec.Stats)
 		if err != nil {
 			return err
 		}
 		out["baselines"] = b
 	}
 	return printJSON(out)
+}
+
+// observedFor is observed's series matched to hidden's by id, in hidden's
+// order: a series with held-out points must have observed ones (an error
+// naming both files and the id otherwise); observed series without
+// held-out points have nothing to score and are left out.
+func observedFor(observed, hidden *data.Dataset, obsPath, hidPath string) (*data.Dataset, error) {
+	index := make(map[string]int, len(observed.Samples))
+	for i, s := range observed.Samples {
+		index[s.ID] = i
+	}
+	out := *observed
+	out.Samples = make([]data.Sample, len(hidden.Samples))
+	for i, s := range hidden.Samples {
+		j, ok := index[s.ID]
+		if !ok {
+			return nil, fmt.Errorf("%s: series %q has held-out points but no observed ones in %s (series are matched by id)", hidPath, s.ID, obsPath)
+		}
+		out.Samples[i] = observed.Samples[j]
+	}
+	return &out, nil
 }
 
 func cmdPredict(_ context.Context, args []string) error {
