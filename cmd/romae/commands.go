@@ -558,11 +558,11 @@ func evaluateInterpolation(u *using, hiddenPath, blendMode string, baselines boo
 	if err != nil {
 		return err
 	}
-	if err := pointModel(u.model, l.spec); err != nil {
+	if err := decoderModel(u.model, l.m, "evaluate --hidden"); err != nil {
 		return err
 	}
-	if l.m.Cfg.Task != model.TaskPretrain {
-		return fmt.Errorf("--hidden needs a pre-training model (it has the decoder); %s is a %s model", u.model, l.m.Cfg.Task)
+	if err := pointModel(u.model, l.spec); err != nil {
+		return err
 	}
 	h, err := u.loadHidden(l, hiddenPath)
 	if err != nil {
@@ -754,6 +754,9 @@ func cmdInterpolate(_ context.Context, args []string) error {
 	}
 	l, err := u.load(false)
 	if err != nil {
+		return err
+	}
+	if err := decoderModel(u.model, l.m, "interpolate"); err != nil {
 		return err
 	}
 	if err := pointModel(u.model, l.spec); err != nil {
@@ -958,6 +961,15 @@ func (u *using) blend(l *loaded, mode, cmd string) (*eval.Blend, error) {
 	}
 	fmt.Fprintf(os.Stderr, "romae %s: blending with linear and spline interpolation, fitted on %s: %s; --blend off for the model alone\n", cmd, u.data, b.Describe())
 	return b, nil
+}
+
+// decoderModel refuses interpolation with a model that has no decoder (a
+// fine-tuned one) before anything else is said about it.
+func decoderModel(path string, m *model.Model[float32], cmd string) error {
+	if m.Cfg.Task != model.TaskPretrain {
+		return fmt.Errorf("%s needs a pre-training model (it has the decoder); %s is a %s model", cmd, path, m.Cfg.Task)
+	}
+	return nil
 }
 
 // pointModel refuses interpolation with a model whose tokens are patches of

@@ -269,3 +269,22 @@ func TestHelpVersionAndBadFlags(t *testing.T) {
 		}
 	}
 }
+
+// interpolate and evaluate --hidden with a fine-tuned model say that it
+// has no decoder, and nothing before it.
+func TestInterpolationNeedsDecoder(t *testing.T) {
+	ft := filepath.Join(t.TempDir(), "ft")
+	if _, err := capture(t, cmdFinetune, "--model.size", "24,2,1,48", "--data.folds", "1", "--train.epochs", "1",
+		"--train.progress", "none", "--data", trainTS, "--out", ft); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"interpolate", "--model", ft, "--data", testTS, "--at", "0:10:1"},
+		{"evaluate", "--model", ft, "--data", testTS, "--hidden", testTS},
+	} {
+		_, errOut, code := runMain(t, args...)
+		if code != 1 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "needs a pre-training model (it has the decoder); "+ft+" is a classify model") {
+			t.Errorf("romae %s: exit %d, stderr %q; want exit 1 and one line saying it needs a pre-training model", strings.Join(args, " "), code, errOut)
+		}
+	}
+}
