@@ -106,3 +106,34 @@ func TestNumericsNote(t *testing.T) {
 		}
 	}
 }
+
+// A resumed run says which of its settings differ from the checkpoint's
+// run's, and nothing when only where and how long it runs changed.
+func TestResumeNotesOtherSettings(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(*Config)
+		want   string // "" : no note
+	}{
+		{"same settings", func(*Config) {}, ""},
+		{"where and how it runs", func(c *Config) { c.Progress, c.CheckpointEvery = "lines", 3 }, ""},
+		{"learning rate and epochs", func(c *Config) { c.LR *= 10; c.Epochs++ }, "train.epochs 3 → 4, train.lr"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := toyConfig(t.TempDir())
+			cfg.MaxSteps = 4
+			runToy(t, cfg, model.TaskPretrain)
+			cfg.MaxSteps, cfg.Resume = 0, true
+			tc.change(&cfg)
+			var log strings.Builder
+			tr := &Trainer{Cfg: cfg, Model: toyModel(t, model.TaskPretrain), Train: toyData(10, 1), Val: toyData(6, 2), Data: toySpec(model.TaskPretrain), Log: &log}
+			if _, err := tr.Run(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			note := strings.Contains(log.String(), "resuming with settings other than")
+			if note != (tc.want != "") || !strings.Contains(log.String(), tc.want) {
+				t.Errorf("log %q: want a note %q", log.String(), tc.want)
+			}
+		})
+	}
+}

@@ -53,6 +53,9 @@ type Trainer struct {
 	par    *parallel      // this rank's side of the run, set by Run
 	ema    *weightEMA     // train.ema's average of the weights during Run
 	writes map[string]int // checkpoints written by this Run, by file name
+	// resumedCfg is the settings of the run a resume continues (nil:
+	// not resumed, or written before checkpoints kept them).
+	resumedCfg *Config
 }
 
 // Result summarises a run.
@@ -185,7 +188,14 @@ func (t *Trainer) Run(ctx context.Context) (*Result, error) {
 		}
 	}
 	if resumed {
-		fmt.Fprintf(logw, "resuming %s at step %d (epoch %d)\n", filepath.Join(cfg.Out, LastFile), st.Step, st.Epoch+1)
+		if st.Epoch < cfg.Epochs {
+			fmt.Fprintf(logw, "resuming %s at step %d (epoch %d)\n", filepath.Join(cfg.Out, LastFile), st.Step, st.Epoch+1)
+		} else {
+			fmt.Fprintf(logw, "resuming %s at step %d: its %d epochs are done\n", filepath.Join(cfg.Out, LastFile), st.Step, st.Epoch)
+		}
+		if note := settingsNote(t.resumedCfg, cfg); note != "" {
+			fmt.Fprintln(logw, note)
+		}
 		if max(st.Ranks, 1) != par.size {
 			fmt.Fprintf(logw, "note: the checkpoint was written by a run on %d rank(s), this one has %d: same schedule and batches, not bit-identical to an uninterrupted run\n", max(st.Ranks, 1), par.size)
 		}
@@ -527,7 +537,42 @@ func (t *Trainer) resume(opt optim.Optimizer, st *state) (bool, error) {
 	if err := json.Unmarshal([]byte(ck.Meta[StateMeta]), st); err != nil {
 		return false, fmt.Errorf("%s: %s: %w", path, StateMeta, err)
 	}
+	if cj, ok := ck.Meta[metaConfig]; ok {
+		t.resumedCfg = new(Config)
+		if err := json.Unmarshal([]byte(cj), t.resumedCfg); err != nil {
+			return false, fmt.Errorf("%s: %s: %w", path, metaConfig, err)
+		}
+	}
 	return true, nil
+}
+
+// settingsNote is the note a resumed run prints when its settings differ
+// from those of the run it continues ("" when the same, or not recorded)
+// in anything that shapes the weights or the one kept as best: the run
+// goes on under the new ones (a longer train.epochs extends it; its
+// learning-rate schedule is then the new one's from here on), which is
+// legitimate but is not what continuing exactly means.
+func settingsNote(before *Config, now Config) string {
+	if before == nil {
+		return ""
+	}
+	var diffs []string
+	bv, nv, ty := reflect.ValueOf(*before), reflect.ValueOf(now), reflect.TypeFor[Config]()
+	for i := range ty.NumField() {
+		name := strings.Split(ty.Field(i).Tag.Get("json"), ",")[0]
+		switch name {
+		case "resume", "out", "progress", "checkpoint_every", "checkpoint_seconds", "max_steps": // where and how it runs, not what
+			continue
+		}
+		if b, n := bv.Field(i).Interface(), nv.Field(i).Interface(); !reflect.DeepEqual(b, n) {
+			diffs = append(diffs, fmt.Sprintf("train.%s %v → %v", name, b, n))
+		}
+	}
+	if len(diffs) == 0 {
+		return ""
+	}
+	return "note: resuming with settings other than the checkpoint's run: " + strings.Join(diffs, ", ") +
+		"; the run goes on under these (its learning-rate schedule too): the result is not what an uninterrupted run with either would give"
 }
 
 // numericsNote is the note a resumed run prints when the checkpoint's
