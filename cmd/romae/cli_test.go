@@ -426,3 +426,24 @@ func aFile(t *testing.T) string {
 	os.WriteFile(f, nil, 0o644)
 	return f
 }
+
+func TestExtrapolationNote(t *testing.T) {
+	// Two series on (channel, time): times 0–4 and 10–12.
+	ds := &data.Dataset{C: 1, D: 2, TimeAxis: 1, Samples: []data.Sample{
+		{Values: []float32{1, 2, 3}, Positions: []float32{0, 0, 1, 2, 0, 4}},
+		{Values: []float32{1, 2}, Positions: []float32{0, 10, 0, 12}},
+	}}
+	for _, tc := range []struct {
+		name string
+		q    [][]float32
+		want string
+	}{
+		{"inside", [][]float32{{0, 0, 1, 4}, {0, 11}}, ""},
+		{"some outside", [][]float32{{0, 5}, {0, 11, 1, 9}}, "2 of 3 query times lie outside"},
+		{"all outside", [][]float32{{0, 59000}, {}}, "every one of the 1 query times lies outside"},
+	} {
+		if got := extrapolationNote(ds, tc.q); (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

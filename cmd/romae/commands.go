@@ -780,6 +780,9 @@ func cmdInterpolate(_ context.Context, args []string) error {
 			q[i][j*D+ta] = tm.Position(t, s.TimeOrigin)
 		}
 	}
+	if note := extrapolationNote(l.ds, q); note != "" {
+		fmt.Fprintln(os.Stderr, "romae interpolate: "+note)
+	}
 	b, err := u.blend(l, *blend, "interpolate")
 	if err != nil {
 		return err
@@ -961,6 +964,34 @@ func (u *using) blend(l *loaded, mode, cmd string) (*eval.Blend, error) {
 	}
 	fmt.Fprintf(os.Stderr, "romae %s: blending with linear and spline interpolation, fitted on %s: %s; --blend off for the model alone\n", cmd, u.data, b.Describe())
 	return b, nil
+}
+
+// extrapolationNote says how many query positions lie outside their
+// series' observed time span ("" when none): values there are
+// extrapolations, and a grid in the wrong units (--at 0:100:10 on MJD
+// times) lies entirely outside.
+func extrapolationNote(ds *data.Dataset, q [][]float32) string {
+	D, ta := ds.D, ds.TimeAxis
+	outside, total := 0, 0
+	for i, s := range ds.Samples {
+		lo, hi := float32(math.Inf(1)), float32(math.Inf(-1))
+		for k := ta; k < len(s.Positions); k += D {
+			lo, hi = min(lo, s.Positions[k]), max(hi, s.Positions[k])
+		}
+		for k := ta; k < len(q[i]); k += D {
+			total++
+			if q[i][k] < lo || q[i][k] > hi {
+				outside++
+			}
+		}
+	}
+	switch {
+	case outside == 0:
+		return ""
+	case outside == total:
+		return fmt.Sprintf("every one of the %d query times lies outside its series' observed times: the values are extrapolations (are the times in the file's units?)", total)
+	}
+	return fmt.Sprintf("%d of %d query times lie outside their series' observed times: the values there are extrapolations", outside, total)
 }
 
 // decoderModel refuses interpolation with a model that has no decoder (a
