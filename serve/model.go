@@ -190,8 +190,11 @@ type ModelInfo struct {
 	// Channels names the channel indices a position's first coordinate
 	// holds (a model trained on a long CSV with a channel column): channel
 	// Channels[i] is coordinate i, and other coordinates are refused.
-	Channels     []string `json:"channels,omitempty"`
-	Outputs      int      `json:"outputs,omitempty"`
+	Channels []string `json:"channels,omitempty"`
+	Outputs  int      `json:"outputs,omitempty"`
+	// Targets names a regressor's outputs, a prediction's entries in
+	// order, when it was trained on a CSV's target columns.
+	Targets      []string `json:"targets,omitempty"`
 	PerToken     bool     `json:"per_token,omitempty"`
 	EmbeddingDim int      `json:"embedding_dim"`
 	DefaultPool  string   `json:"default_pool"`
@@ -210,6 +213,9 @@ func (m *Model) info(lim Limits) ModelInfo {
 		DefaultPool: m.defaultPool(), Normalized: m.Spec.Stats != nil, Limits: lim, Channels: m.channels}
 	if c.Task != model.TaskPretrain {
 		in.Outputs, in.PerToken = c.Outputs, c.Pool == model.PoolToken
+	}
+	if t := m.Spec.Source.TargetColumns; c.Task == model.TaskRegress && len(t) == c.Outputs {
+		in.Targets = t
 	}
 	if m.patch > 1 {
 		in.SeriesPatch = m.patch

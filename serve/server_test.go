@@ -66,8 +66,20 @@ func TestPredictMatchesOffline(t *testing.T) {
 
 // A regressor answers in target units (TargetStats undone).
 func TestPredictRegressionInTargetUnits(t *testing.T) {
-	path := saveTiny(t, t.TempDir(), model.TaskRegress, 2)
+	m0, spec0 := tinyModel(t, model.TaskRegress, 2)
+	spec0.Source.TargetColumns = []string{"redshift", "mass"}
+	path := filepath.Join(t.TempDir(), "regress.safetensors")
+	if err := m0.Save(path, spec0.Meta(), nil); err != nil {
+		t.Fatal(err)
+	}
 	ts := startServer(t, path, Config{})
+	resp, err := ts.client.Get(ts.url + "/v1/model")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body := readAll(t, resp); !strings.Contains(body, `"targets":["redshift","mass"]`) {
+		t.Errorf("GET /v1/model %s: no target names", body)
+	}
 	samples := synthSamples(3)
 	code, ans, _ := ts.post(t, "/v1/predict", requestBody(samples, nil, nil))
 	if code != http.StatusOK {
