@@ -76,6 +76,8 @@ func FuzzLoadLongCSV(f *testing.F) {
 				{ChannelMode: ChannelSlot},
 				{ChannelMode: ChannelSlot, FillMissing: true, LabelColumn: "label"},
 				{LabelColumn: "label"},
+				{Channels: []string{"c0", "c1", "g", "r"}}, // a model's channels: others refused
+				{Channels: []string{"c1", "c0"}, ChannelMode: ChannelSlot, FillMissing: true}, // absent ones filled
 				{IDColumn: "object_id", TimeColumn: "mjd", ChannelColumn: "band", ValueColumns: []string{"flux", "flux_err"}, TargetColumns: []string{"redshift"}},
 				{IDColumn: "object_id", TimeColumn: "mjd", ChannelColumn: "band", ValueColumns: []string{"flux"}, ChannelMode: ChannelSlot, FillMissing: true},
 			} {

@@ -45,7 +45,7 @@ func FuzzFlagValues(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in string) {
 		fuzzcheck.Check(t, len(in), func() {
-			for _, name := range []string{"data.patch", "data.value_columns", "train.epochs", "train.lr", "train.seed", "model.size", "model.use_cls", "model.siren.cat_sizes", "model.siren.periods"} {
+			for _, name := range []string{"data.patch", "data.value_columns", "data.channels", "train.epochs", "train.lr", "train.seed", "model.size", "model.use_cls", "model.siren.cat_sizes", "model.siren.periods"} {
 				cfg := defaultRunConfig()
 				fs := newFlagSet("x", "x")
 				if _, err := parseRunConfig(fs, &cfg, []string{"--" + name, in}); err != nil {
