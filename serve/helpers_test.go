@@ -71,7 +71,16 @@ func tinyModel(t testing.TB, task string, seed uint64) (*model.Model[float32], *
 // its path.
 func saveTiny(t testing.TB, dir, task string, seed uint64) string {
 	t.Helper()
+	return saveTinyWith(t, dir, task, seed, nil)
+}
+
+// saveTinyWith is saveTiny with the data spec changed by edit first.
+func saveTinyWith(t testing.TB, dir, task string, seed uint64, edit func(*data.Spec)) string {
+	t.Helper()
 	m, spec := tinyModel(t, task, seed)
+	if edit != nil {
+		edit(spec)
+	}
 	path := filepath.Join(dir, task+".safetensors")
 	if err := m.Save(path, spec.Meta(), nil); err != nil {
 		t.Fatal(err)

@@ -66,12 +66,7 @@ func TestPredictMatchesOffline(t *testing.T) {
 
 // A regressor answers in target units (TargetStats undone).
 func TestPredictRegressionInTargetUnits(t *testing.T) {
-	m0, spec0 := tinyModel(t, model.TaskRegress, 2)
-	spec0.Source.TargetColumns = []string{"redshift", "mass"}
-	path := filepath.Join(t.TempDir(), "regress.safetensors")
-	if err := m0.Save(path, spec0.Meta(), nil); err != nil {
-		t.Fatal(err)
-	}
+	path := saveTinyWith(t, t.TempDir(), model.TaskRegress, 2, func(s *data.Spec) { s.Source.TargetColumns = []string{"redshift", "mass"} })
 	ts := startServer(t, path, Config{})
 	resp, err := ts.client.Get(ts.url + "/v1/model")
 	if err != nil {
@@ -701,12 +696,7 @@ func checkInterpolated(t *testing.T, ans map[string]any, vals [][]float32, spec 
 func TestChannelCoordinatesChecked(t *testing.T) {
 	dir := t.TempDir()
 	for _, task := range []string{model.TaskClassify, model.TaskPretrain} {
-		m, spec := tinyModel(t, task, 1)
-		spec.Source.Channels = []string{"g", "r"}
-		path := filepath.Join(dir, task+".safetensors")
-		if err := m.Save(path, spec.Meta(), nil); err != nil {
-			t.Fatal(err)
-		}
+		path := saveTinyWith(t, dir, task, 1, func(s *data.Spec) { s.Source.Channels = []string{"g", "r"} })
 		ts := startServer(t, path, Config{})
 		resp, err := ts.client.Get(ts.url + "/v1/model")
 		if err != nil {

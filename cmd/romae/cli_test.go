@@ -363,14 +363,7 @@ func TestChannelsRecorded(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, run := range []string{pre, ft} {
-		_, ck, err := model.Load[float32](run)
-		if err != nil {
-			t.Fatal(err)
-		}
-		spec, _, err := data.SpecFromMeta(ck.Meta)
-		if err != nil {
-			t.Fatal(err)
-		}
+		spec := runSpec(t, run)
 		if want := []string{"ch0", "ch1", "ch2"}; !slices.Equal(spec.Source.Channels, want) {
 			t.Fatalf("%s: channels %v, want %v", run, spec.Source.Channels, want)
 		}

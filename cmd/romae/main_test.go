@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"romae/data"
+	"romae/model"
 )
 
 // capture runs a command with stdout redirected and returns what it printed.
@@ -26,6 +29,20 @@ func capture(t *testing.T, run func(context.Context, []string) error, args ...st
 	w.Close()
 	os.Stdout = old
 	return <-done, err
+}
+
+// runSpec is the data spec of the checkpoint at run (a run directory or file).
+func runSpec(t *testing.T, run string) *data.Spec {
+	t.Helper()
+	_, ck, err := model.Load[float32](run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, _, err := data.SpecFromMeta(ck.Meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return spec
 }
 
 const (

@@ -354,11 +354,7 @@ func TestFinetuneLabels(t *testing.T) {
 	if !strings.Contains(errOut, "data.label_column=label") {
 		t.Errorf("the recipe line does not say it read column label: %q", errOut)
 	}
-	_, ck, err := model.Load[float32](run)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if spec, _, _ := data.SpecFromMeta(ck.Meta); !slices.Equal(spec.Classes, []string{"fast", "slow"}) {
+	if spec := runSpec(t, run); !slices.Equal(spec.Classes, []string{"fast", "slow"}) {
 		t.Errorf("classes %v", spec.Classes)
 	}
 	for _, tc := range []struct {

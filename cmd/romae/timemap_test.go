@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"romae/data"
-	"romae/model"
 )
 
 // writeStampedCSV writes the series of a .ts file as a long CSV
@@ -85,14 +84,7 @@ func TestTimeStampsAsSteps(t *testing.T) {
 		got[name] = map[string]string{}
 		cls, pre := f("cls"), f("pre")
 		run(name, "finetune", finetune, append([]string{"--data", f("train.csv"), "--out", cls, "--data.folds", "1"}, tiny...)...)
-		_, ck, err := model.Load[float32](cls)
-		if err != nil {
-			t.Fatal(err)
-		}
-		spec, _, err := data.SpecFromMeta(ck.Meta)
-		if err != nil {
-			t.Fatal(err)
-		}
+		spec := runSpec(t, cls)
 		if spec.Source.TimeOrigin != data.TimeOriginSeries || spec.Source.TimeUnit != map[string]float64{"steps": 0, "unix": 10}[name] {
 			t.Errorf("%s: the recipe chose time_origin %q, time_unit %v; want series and %v", name, spec.Source.TimeOrigin, spec.Source.TimeUnit, ou[1])
 		}
