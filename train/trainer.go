@@ -559,9 +559,13 @@ func settingsNote(before *Config, now Config) string {
 	var diffs []string
 	bv, nv, ty := reflect.ValueOf(*before), reflect.ValueOf(now), reflect.TypeFor[Config]()
 	for i := range ty.NumField() {
-		name := strings.Split(ty.Field(i).Tag.Get("json"), ",")[0]
+		f := ty.Field(i)
+		name := strings.Split(f.Tag.Get("json"), ",")[0]
+		if !f.IsExported() {
+			continue
+		}
 		switch name {
-		case "resume", "out", "progress", "checkpoint_every", "checkpoint_seconds", "max_steps": // where and how it runs, not what
+		case "-", "resume", "out", "progress", "checkpoint_every", "checkpoint_seconds", "max_steps": // where and how it runs, not what
 			continue
 		}
 		if b, n := bv.Field(i).Interface(), nv.Field(i).Interface(); !reflect.DeepEqual(b, n) {
