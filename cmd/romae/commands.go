@@ -1076,7 +1076,6 @@ func fileQueries(ds *data.Dataset, cols columns, path string) (q [][]float32, ti
 	case err != nil:
 		return nil, nil, data.CSVError(path, err)
 	}
-	header = slices.Clone(header)
 	at, err := queryColumns(header, want)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s:1: %w", path, err)
