@@ -313,3 +313,20 @@ func TestDenseMalformed(t *testing.T) {
 		})
 	}
 }
+
+// An npz label array's entries are class indices, −1 for a sample without
+// a label; anything below is refused naming the file, array and element.
+func TestNPZLabelsBelowMinusOne(t *testing.T) {
+	x := &Array{Shape: []int{3, 2, 1}, Data: []float32{1, 2, 3, 4, 5, 6}}
+	path := writeNPZ(t, map[string]*Array{"x": x, "y": {Shape: []int{3}, Data: []float32{0, -2, 1}}})
+	_, err := Source{}.Load(path)
+	wantErr(t, err, "physionet_compressed.npz", `array "y"`, "element 1 = -2", "not a class index")
+	path = writeNPZ(t, map[string]*Array{"x": x, "y": {Shape: []int{3}, Data: []float32{0, -1, 1}}})
+	ds, err := Source{}.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ds.Name != "physionet_compressed" || ds.Samples[1].Label != -1 {
+		t.Errorf("name %q, sample 1's label %d; want the file's name and -1", ds.Name, ds.Samples[1].Label)
+	}
+}

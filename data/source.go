@@ -128,7 +128,7 @@ func (s Source) Load(path string) (*Dataset, error) {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 	}
-	if ds.Name == "" {
+	if ds.Name == "" || format == "npy" || format == "npz" { // arrays name no dataset: the file does
 		ds.Name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	}
 	return ds, nil
@@ -202,6 +202,11 @@ func (s Source) loadArrays(path, format string) (*Dataset, error) {
 		if y := arrs[yk]; y != nil {
 			if labels, err = y.Ints(); err != nil {
 				return nil, fmt.Errorf("%s: array %q: %w", path, yk, err)
+			}
+			for i, l := range labels {
+				if l < -1 {
+					return nil, fmt.Errorf("%s: array %q: element %d = %d is not a class index (want ≥ 0, or −1 for a sample without a label)", path, yk, i, l)
+				}
 			}
 		}
 	}

@@ -354,7 +354,10 @@ func parseTSCase(line string, h *tsHeader) (*tsCase, error) {
 		parts = parts[:len(parts)-1]
 	}
 	if len(parts) == 0 {
-		return nil, errors.New("no dimensions before the label")
+		if h.classLabel {
+			return nil, fmt.Errorf("no class label: the header says @classLabel true, so a case is values:label (this line has %q)", line)
+		}
+		return nil, fmt.Errorf("no regression target: the header says @targetLabel true, so a case is values:target (this line has %q)", line)
 	}
 	if h.dims == 0 {
 		if len(parts) > MaxChannels {

@@ -480,6 +480,9 @@ func (u *using) load(labels bool) (*loaded, error) {
 	if err != nil {
 		return nil, err
 	}
+	if ds.DroppedSamples > 0 {
+		fmt.Fprintf(os.Stderr, "romae: %s: %d missing values (data.nan %s): %d series left out\n", u.data, ds.MissingValues, read.Source.NaN, ds.DroppedSamples)
+	}
 	if !labels {
 		ds.Classes, ds.TargetDim, ds.TargetPerToken = nil, 0, false
 		for i := range ds.Samples {
@@ -612,7 +615,11 @@ func observedFor(observed, hidden *data.Dataset, obsPath, hidPath string) (*data
 	for i, s := range hidden.Samples {
 		j, ok := index[s.ID]
 		if !ok {
-			return nil, fmt.Errorf("%s: series %q has held-out points but no observed ones in %s (series are matched by id)", hidPath, s.ID, obsPath)
+			dropped := ""
+			if n := observed.DroppedSamples; n > 0 {
+				dropped = fmt.Sprintf("; %d of its series were left out for missing values (data.nan %s)", n, data.NaNDrop)
+			}
+			return nil, fmt.Errorf("%s: series %q has held-out points but no observed ones in %s (series are matched by id%s)", hidPath, s.ID, obsPath, dropped)
 		}
 		out.Samples[i] = observed.Samples[j]
 	}

@@ -305,3 +305,22 @@ func TestInterpolationNeedsDecoder(t *testing.T) {
 		}
 	}
 }
+
+// A command that applies a model says how many series of its file the
+// checkpoint's data.nan drop left out, as training does.
+func TestUsingCommandsSayWhatNaNDropLeftOut(t *testing.T) {
+	dir := t.TempDir()
+	lines := strings.SplitAfter(readFile(t, trainTS), "\n")
+	lines[13] = "?" + lines[13][strings.IndexByte(lines[13], ','):] // the first case's first value missing
+	file := filepath.Join(dir, "nan.ts")
+	os.WriteFile(file, []byte(strings.Join(lines, "")), 0o644)
+	pre := filepath.Join(dir, "pre")
+	if _, err := capture(t, cmdPretrain, "--model.size", "24,2,1,48", "--model.decoder_size", "24,2,1,48", "--data.nan", "drop",
+		"--train.epochs", "1", "--train.progress", "none", "--data", file, "--out", pre); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code := runMain(t, "embed", "--model", pre, "--data", file, "--out", filepath.Join(dir, "e.npy"))
+	if code != 0 || !strings.Contains(errOut, "nan.ts: 1 missing values (data.nan drop): 1 series left out") {
+		t.Errorf("embed: exit %d, stderr %q", code, errOut)
+	}
+}
