@@ -95,7 +95,7 @@ func LoadLongCSV(path string, opt CSVOptions) (*Dataset, error) {
 	if err := checkNaNPolicy(opt.NaN); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	f, r, header, cols, err := openCSV(path)
+	f, r, header, cols, err := OpenCSV(path)
 	if err != nil {
 		return nil, err
 	}
@@ -474,9 +474,11 @@ func withCSVDefaults(opt CSVOptions) CSVOptions {
 	return opt
 }
 
-// openCSV opens path and reads its header row: the file (for the caller to
-// close), the reader positioned on line 2, the header and its column index.
-func openCSV(path string) (*os.File, *csv.Reader, []string, map[string]int, error) {
+// OpenCSV opens path and reads its header row: the file (for the caller to
+// close), the reader positioned on line 2 (records of any length, reused:
+// the caller checks each against the header), the header and its column
+// index (CSVHeader). Errors name the file and line.
+func OpenCSV(path string) (*os.File, *csv.Reader, []string, map[string]int, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, nil, nil, err
@@ -504,17 +506,16 @@ func openCSV(path string) (*os.File, *csv.Reader, []string, map[string]int, erro
 // CSVColumns is the header of the CSV file at path, names trimmed (a
 // leading byte-order mark dropped).
 func CSVColumns(path string) ([]string, error) {
-	f, _, header, _, err := openCSV(path)
+	f, _, header, cols, err := OpenCSV(path)
 	if err != nil {
 		return nil, err
 	}
 	f.Close()
-	cols := make([]string, len(header))
-	for i, h := range header {
-		cols[i] = strings.TrimSpace(h)
+	names := make([]string, len(header))
+	for name, i := range cols {
+		names[i] = name
 	}
-	cols[0] = strings.TrimPrefix(cols[0], "\ufeff")
-	return cols, nil
+	return names, nil
 }
 
 func newCSVReader(r io.Reader) *csv.Reader {
@@ -586,7 +587,7 @@ func identity(n int) []int {
 // id → label. An id listed twice or an empty id/label is an error, since
 // either would make the label an object gets depend on row order.
 func LoadLabelsCSV(path, idCol, labelCol string) (map[string]string, error) {
-	f, r, header, cols, err := openCSV(path)
+	f, r, header, cols, err := OpenCSV(path)
 	if err != nil {
 		return nil, err
 	}

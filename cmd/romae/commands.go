@@ -158,6 +158,13 @@ func cmdFinetune(ctx context.Context, args []string) error {
 	return t.run(ctx, m, tr, val, spec, meta)
 }
 
+// sayMissing is the line on stderr that says what data.nan (policy) did
+// with the missing values of ds, read from path.
+func sayMissing(path string, ds *data.Dataset, policy string) {
+	fmt.Fprintf(os.Stderr, "romae: %s: %d missing values (data.nan %s): %d series left out\n",
+		path, ds.MissingValues, cmp.Or(policy, data.NaNMissing), ds.DroppedSamples)
+}
+
 // whereLabels says how to give a training file its labels or targets, in
 // its format, naming a CSV's columns.
 func whereLabels(cfg *runConfig) string {
@@ -196,8 +203,7 @@ func loadTraining(cfg *runConfig, base *data.Spec, r *recipe, pretrain bool) (tr
 	}
 	r.applyTimeRecipe(cfg, tr, base)
 	if tr.MissingValues > 0 {
-		fmt.Fprintf(os.Stderr, "romae: %s: %d missing values (data.nan %s): %d series left out\n",
-			cfg.Data.Train, tr.MissingValues, cmp.Or(cfg.Data.NaN, data.NaNMissing), tr.DroppedSamples)
+		sayMissing(cfg.Data.Train, tr, cfg.Data.NaN)
 	}
 	r.applyDataRecipe(cfg, tr, base, pretrain)
 	patch := data.PatchSeries
@@ -481,7 +487,7 @@ func (u *using) load(labels bool) (*loaded, error) {
 		return nil, err
 	}
 	if ds.DroppedSamples > 0 {
-		fmt.Fprintf(os.Stderr, "romae: %s: %d missing values (data.nan %s): %d series left out\n", u.data, ds.MissingValues, read.Source.NaN, ds.DroppedSamples)
+		sayMissing(u.data, ds, read.Source.NaN)
 	}
 	if !labels {
 		ds.Classes, ds.TargetDim, ds.TargetPerToken = nil, 0, false
@@ -1068,22 +1074,13 @@ func gridQueries(ds *data.Dataset, spec string) (q [][]float32, times [][]float6
 // id,pos1,pos2,... is accepted for one release, with a note), then one row
 // per query position.
 func fileQueries(ds *data.Dataset, cols columns, path string) (q [][]float32, times [][]float64, err error) {
-	f, err := os.Open(path)
+	f, r, header, byName, err := data.OpenCSV(path)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer f.Close()
-	r := csv.NewReader(f)
-	r.FieldsPerRecord = -1 // checked below, naming the header
 	want := append([]string{"id"}, cols.axes...)
-	header, err := r.Read()
-	switch {
-	case errors.Is(err, io.EOF):
-		return nil, nil, fmt.Errorf("%s:1: empty file: want a header with the columns %s", path, strings.Join(want, ","))
-	case err != nil:
-		return nil, nil, data.CSVError(path, err)
-	}
-	at, err := queryColumns(header, want)
+	at, err := queryColumns(header, byName, want)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s:1: %w", path, err)
 	}
@@ -1132,17 +1129,13 @@ func fileQueries(ds *data.Dataset, cols columns, path string) (q [][]float32, ti
 	return q, times, nil
 }
 
-// queryColumns is where each of want's columns is in header (by name, a
-// byte-order mark and spaces around names ignored), or nil for the legacy
-// header id,pos1,pos2,... whose columns are in order.
-func queryColumns(header, want []string) ([]int, error) {
-	cols, err := data.CSVHeader(header)
-	if err != nil {
-		return nil, err
-	}
+// queryColumns is where each of want's columns is in header (byName:
+// data.CSVHeader's index of it), or nil for the legacy header
+// id,pos1,pos2,... whose columns are in order.
+func queryColumns(header []string, byName map[string]int, want []string) ([]int, error) {
 	at := make([]int, len(want))
 	for k, name := range want {
-		i, ok := cols[name]
+		i, ok := byName[name]
 		if !ok {
 			if len(header) == len(want) && legacyQueryHeader(header) {
 				return nil, nil
