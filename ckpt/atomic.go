@@ -6,6 +6,7 @@ package ckpt
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -86,4 +87,25 @@ func syncDir(dir string) error {
 	}
 	defer d.Close()
 	return d.Sync()
+}
+
+// RemoveTemps deletes the temporary files that WriteFileAtomic left in dir
+// when its process was killed mid-write (a SIGKILL runs no deferred
+// clean-up), so they do not pile up, each as large as a checkpoint, over a
+// run's crashes. Only names of the form WriteFileAtomic creates are
+// touched; a missing dir is fine. Call it only where no other process is
+// writing into dir.
+func RemoveTemps(dir string) error {
+	names, err := filepath.Glob(filepath.Join(dir, ".*.tmp-*"))
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		if fi, err := os.Lstat(n); err == nil && fi.Mode().IsRegular() {
+			if err := os.Remove(n); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("ckpt: removing a temporary file left by an interrupted write: %w", err)
+			}
+		}
+	}
+	return nil
 }

@@ -7,8 +7,13 @@ import "math"
 // Metrics are the numbers reported for one pass over a dataset. Fields that
 // do not apply to the task are zero and omitted from JSON.
 type Metrics struct {
-	N         int     `json:"n"`
-	Loss      float64 `json:"loss"`
+	N    int     `json:"n"`
+	Loss float64 `json:"loss"` // cross-entropy, MSE or reconstruction MSE, as evaluate reports it
+	// Objective is the training loss's own form on this data when it is
+	// not Loss (a classifier trained with label smoothing or class
+	// weights): what best-epoch selection minimises, so the epoch kept does
+	// not depend on whether the numbers are reported plainly.
+	Objective float64 `json:"objective,omitempty"`
 	Accuracy  float64 `json:"accuracy,omitempty"`
 	MacroF1   float64 `json:"macro_f1,omitempty"`
 	MSE       float64 `json:"mse,omitempty"`

@@ -36,6 +36,9 @@ func Evaluate(m *model.Model[float32], ws *model.Workspace[float32], ds *data.Da
 	var mask []bool
 	rng := rand.New(rand.NewPCG(opt.Seed, 0xe7a1))
 	var sum, weight float64
+	var nll float64 // plain cross-entropy, when the training loss is not
+	var nLabelled int
+	plain := m.Cfg.Task == model.TaskClassify && (opt.Loss.LabelSmoothing > 0 || opt.Loss.ClassWeights != nil)
 	var truth, pred []int
 	var se float64 // squared error in target units (TargetStats)
 	var nse int
@@ -73,11 +76,18 @@ func Evaluate(m *model.Model[float32], ws *model.Workspace[float32], ds *data.Da
 				for b := 0; b < bt.B; b++ {
 					truth = append(truth, bt.Labels[b])
 					pred = append(pred, Argmax(out[b*K:(b+1)*K]))
+					if plain && bt.Labels[b] >= 0 {
+						nll += crossEntropy(out[b*K:(b+1)*K], bt.Labels[b])
+						nLabelled++
+					}
 				}
 			}
 		}
 	}
 	met := Metrics{N: len(ds.Samples), Loss: sum / math.Max(weight, 1)}
+	if plain {
+		met.Objective, met.Loss = met.Loss, nll/float64(max(nLabelled, 1))
+	}
 	switch m.Cfg.Task {
 	case model.TaskClassify:
 		met.Confusion = Confusion(truth, pred, K)
@@ -149,7 +159,24 @@ func Predict(m *model.Model[float32], ws *model.Workspace[float32], ds *data.Dat
 			}
 		}
 	}
+	for i, p := range out {
+		if err := allFinite(p, ds, i); err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
+}
+
+// allFinite says which sample's outputs v are not finite: finite weights
+// can still overflow (a diverged run, a damaged checkpoint), and a NaN must
+// not reach a prediction file as a number.
+func allFinite[T float32 | float64](v []T, ds *data.Dataset, i int) error {
+	for _, x := range v {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return fmt.Errorf("sample %d (%s): the model's outputs are not finite (%v): its weights overflow on it (a diverged run or a damaged checkpoint?)", i, ds.Samples[i].ID, x)
+		}
+	}
+	return nil
 }
 
 // Embed returns one pooled encoder embedding per sample, [N·d_model].
@@ -162,6 +189,11 @@ func Embed(m *model.Model[float32], ws *model.Workspace[float32], ds *data.Datas
 		bt = data.Collate(bt, ds, idx)
 		if buf, err = m.Embed(ws, bt, pool, buf); err != nil {
 			return nil, err
+		}
+		for b := range bt.B {
+			if err := allFinite(buf[b*len(buf)/bt.B:(b+1)*len(buf)/bt.B], ds, lo+b); err != nil {
+				return nil, err
+			}
 		}
 		out = append(out, buf...)
 	}
@@ -214,6 +246,9 @@ func Interpolate(m *model.Model[float32], ws *model.Workspace[float32], ds *data
 		for b := 0; b < bt.B; b++ {
 			n := len(queries[lo+b]) / D
 			out[lo+b] = append([]float32(nil), y[b*Lq*C:(b*Lq+n)*C]...)
+			if err := allFinite(out[lo+b], ds, lo+b); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return out, nil
@@ -293,4 +328,17 @@ func widen(x []float32) []float64 {
 		y[i] = float64(v)
 	}
 	return y
+}
+
+// crossEntropy is −log softmax(logits)[label], in float64.
+func crossEntropy(logits []float32, label int) float64 {
+	mx := math.Inf(-1)
+	for _, v := range logits {
+		mx = math.Max(mx, float64(v))
+	}
+	var z float64
+	for _, v := range logits {
+		z += math.Exp(float64(v) - mx)
+	}
+	return mx + math.Log(z) - float64(logits[label])
 }

@@ -168,7 +168,7 @@ func (t *Trainer) Run(ctx context.Context) (*TrainResult, error) {
 			fmt.Fprintf(logw, "resuming %s at step %d (epoch %d)\n", filepath.Join(cfg.Out, LastFile), st.Step, st.Epoch+1)
 		}
 	}
-	metrics, err := openMetrics(filepath.Join(cfg.Out, MetricsFile), resumed, st.Step)
+	metrics, err := openMetrics(filepath.Join(cfg.Out, MetricsFile), resumed, st.Step, st.Epoch)
 	if err != nil {
 		return nil, err
 	}
@@ -417,12 +417,12 @@ func (t *Trainer) resume(opt *optim.AdamW, st *trainState) (bool, error) {
 
 // openMetrics opens metrics.jsonl: truncated for a fresh run; for a
 // resumed one, rewritten (atomically) without the records logged after
-// step, which are about to be logged again, then appended to.
-func openMetrics(path string, resumed bool, step int) (*os.File, error) {
+// step and epochs, which are about to be logged again, then appended to.
+func openMetrics(path string, resumed bool, step, epochs int) (*os.File, error) {
 	if !resumed {
 		return os.Create(path)
 	}
-	if err := train.TrimMetrics(path, step); err != nil {
+	if err := train.TrimMetrics(path, step, epochs); err != nil {
 		return nil, err
 	}
 	return os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)

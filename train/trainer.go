@@ -94,6 +94,14 @@ type state struct {
 	// Numerics is what decided the products' bits on the machine that
 	// wrote the checkpoint (nil in checkpoints written before it was kept).
 	Numerics *tensor.Numerics `json:"numerics,omitempty"`
+	// Samples and BatchSize fix what a step is: a resumed run must have
+	// both the same, or its step count would point into other epochs.
+	Samples   int `json:"samples,omitempty"`
+	BatchSize int `json:"batch_size,omitempty"`
+	// TrainLoss and StepSeconds are the last completed epoch's, so a run
+	// resumed with nothing left to do still reports them.
+	TrainLoss   float64 `json:"train_loss,omitempty"`
+	StepSeconds float64 `json:"step_seconds,omitempty"`
 }
 
 // maxConsecutiveSkips non-finite steps in a row end a run: it has diverged.
@@ -216,7 +224,7 @@ func (t *Trainer) Run(ctx context.Context) (*Result, error) {
 	metricsPath := filepath.Join(cfg.Out, MetricsFile)
 	flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
 	if resumed && par.rank == 0 {
-		if err := TrimMetrics(metricsPath, st.Step); err != nil {
+		if err := TrimMetrics(metricsPath, st.Step, st.Epoch); err != nil {
 			return nil, err
 		}
 		flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
@@ -252,6 +260,11 @@ func (t *Trainer) Run(ctx context.Context) (*Result, error) {
 	// from an earlier step is still exact. MPI ranks write at every epoch's
 	// end, as they must agree on when.
 	lastSave := time.Now()
+	if cfg.MaxSteps > 0 && st.Step >= cfg.MaxSteps && st.Step < total {
+		// Resumed where train.max_steps stopped it already.
+		res.Stopped = true
+		return t.finish(res, st, start, opt, stepTimes)
+	}
 	for epoch := st.Epoch; epoch < cfg.Epochs; epoch++ {
 		perm := rand.New(rand.NewPCG(cfg.Seed, uint64(epoch))).Perm(N)
 		for s := st.Step - epoch*perEpoch; s < perEpoch; s++ {
@@ -344,18 +357,23 @@ func (t *Trainer) Run(ctx context.Context) (*Result, error) {
 			if cfg.MaxSteps > 0 && st.Step >= cfg.MaxSteps && st.Step < total {
 				prog.done()
 				res.Stopped = true
-				res.TrainLoss = st.LossSum / float64(st.LossN) // this epoch's steps so far
+				st.TrainLoss = st.LossSum / float64(max(st.LossN, 1)) // this epoch's steps so far
 				return t.finish(res, st, start, opt, stepTimes)
 			}
 		}
-		res.TrainLoss = st.LossSum / float64(max(st.LossN, 1))
+		st.TrainLoss = st.LossSum / float64(max(st.LossN, 1))
 		st.Epoch, st.LossSum, st.LossN = epoch+1, 0, 0
-		rec := map[string]any{"epoch": epoch + 1, "step": st.Step, "train_loss": res.TrainLoss, "seconds": time.Since(start).Seconds()}
+		rec := map[string]any{"epoch": epoch + 1, "step": st.Step, "train_loss": st.TrainLoss, "seconds": time.Since(start).Seconds()}
 		final := epoch+1 == cfg.Epochs // always evaluated; finish writes last.safetensors
 		saveNow := par.distributed() || cfg.CheckpointSeconds == 0 || time.Since(lastSave).Seconds() >= cfg.CheckpointSeconds
 		if t.Val != nil && ((epoch+1)%cfg.EvalEvery == 0 || final) {
 			t.swapEMA()
 			met, err := par.evaluate(m, evalWS, t.Val, valShard, eval.Options{BatchSize: cfg.BatchSize, MaskRatio: cfg.MaskRatio, Seed: cfg.Seed, Loss: lossOpt})
+			if err == nil && !finite(met.Loss) {
+				// Finite training losses, clipped gradients, and still
+				// weights that overflow: the steps were too large.
+				err = fmt.Errorf("validation loss %v after %d steps: training diverged; lower train.lr (%g)", met.Loss, st.Step, cfg.LR)
+			}
 			if err == nil {
 				err = t.saveIfBest(epoch, &met, &st, saveNow || final)
 			}
@@ -365,10 +383,10 @@ func (t *Trainer) Run(ctx context.Context) (*Result, error) {
 			}
 			rec["val"] = met
 			prog.done()
-			fmt.Fprintf(logw, "epoch %d/%d  train loss %.4g  %s\n", epoch+1, cfg.Epochs, res.TrainLoss, summary(&met))
+			fmt.Fprintf(logw, "epoch %d/%d  train loss %.4g  %s\n", epoch+1, cfg.Epochs, st.TrainLoss, summary(&met))
 		} else if t.Val == nil {
 			prog.done()
-			fmt.Fprintf(logw, "epoch %d/%d  train loss %.4g\n", epoch+1, cfg.Epochs, res.TrainLoss)
+			fmt.Fprintf(logw, "epoch %d/%d  train loss %.4g\n", epoch+1, cfg.Epochs, st.TrainLoss)
 		}
 		if err := enc.Encode(rec); err != nil {
 			return nil, err
@@ -419,15 +437,18 @@ func (t *Trainer) swapEMA() {
 }
 
 func (t *Trainer) finish(res *Result, st state, start time.Time, opt optim.Optimizer, stepTimes []float64) (*Result, error) {
+	if len(stepTimes) > 0 {
+		st.StepSeconds = median(stepTimes)
+	}
 	if err := t.save(LastFile, opt, st); err != nil {
 		return nil, err
 	}
 	res.Steps, res.Epochs, res.BestEpoch, res.Best = st.Step, st.Epoch, st.BestEpoch, st.Best
+	res.TrainLoss, res.StepSeconds = st.TrainLoss, st.StepSeconds
 	res.Seconds = time.Since(start).Seconds()
 	if t.par.distributed() {
 		res.Ranks, res.WaitSeconds, res.AllreduceSeconds = t.par.size, median(t.par.waitTimes), median(t.par.gradTimes)
 	}
-	res.StepSeconds = median(stepTimes)
 	res.SkippedSteps = st.Skipped
 	// The model is left holding what a run without validation data keeps
 	// as best: with train.ema, the averaged weights.
@@ -436,20 +457,24 @@ func (t *Trainer) finish(res *Result, st state, start time.Time, opt optim.Optim
 	return res, nil
 }
 
-// scoreOf orders validation results, lower is better: classifiers by
-// accuracy (then loss), everything else by loss.
-// scoreOf is what best-epoch selection minimises: the validation loss;
-// for classification with select "accuracy" the error rate, ties to the
-// lower loss; with select "last" the epoch itself, counted down, so the
-// last evaluated epoch is kept (validation metrics are still logged).
+// scoreOf is what best-epoch selection minimises: the validation loss in
+// the training objective's form (eval.Metrics.Objective when it differs
+// from the reported loss); for classification with select "accuracy" the
+// error rate, ties to the lower loss; with select "last" the epoch itself,
+// counted down, so the last evaluated epoch is kept (validation metrics
+// are still logged).
 func scoreOf(task, sel string, epoch int, met *eval.Metrics) float64 {
+	loss := met.Loss
+	if met.Objective != 0 {
+		loss = met.Objective
+	}
 	switch {
 	case sel == "last":
 		return -float64(epoch)
 	case task == model.TaskClassify && sel == "accuracy":
-		return -met.Accuracy + 1e-9*math.Min(met.Loss, 1e6)
+		return -met.Accuracy + 1e-9*math.Min(loss, 1e6)
 	}
-	return met.Loss
+	return loss
 }
 
 func summary(met *eval.Metrics) string {
@@ -485,6 +510,7 @@ func (t *Trainer) save(name string, opt optim.Optimizer, st state) error {
 	for k, v := range t.Meta {
 		meta[k] = v
 	}
+	st.Samples, st.BatchSize = len(t.Train.Samples), t.Cfg.BatchSize
 	sj, err := json.Marshal(st)
 	if err != nil {
 		return err
@@ -543,7 +569,29 @@ func (t *Trainer) resume(opt optim.Optimizer, st *state) (bool, error) {
 			return false, fmt.Errorf("%s: %s: %w", path, metaConfig, err)
 		}
 	}
-	return true, nil
+	return true, t.sameSteps(path, st)
+}
+
+// sameSteps refuses to resume a checkpoint whose steps were counted over
+// another number of training samples or another batch size: its step and
+// epoch would not name the same place in the schedule, or in the data.
+func (t *Trainer) sameSteps(path string, st *state) error {
+	again := "; resume with the run's own, or start over (--overwrite)"
+	bs := st.BatchSize
+	if bs == 0 && t.resumedCfg != nil { // checkpoints written before state kept it
+		bs = t.resumedCfg.BatchSize
+	}
+	if bs != 0 && bs != t.Cfg.BatchSize {
+		return fmt.Errorf("%s: written by a run with train.batch_size %d, this one has %d: its step count is in those batches%s", path, bs, t.Cfg.BatchSize, again)
+	}
+	if n := len(t.Train.Samples); st.Samples != 0 && st.Samples != n {
+		return fmt.Errorf("%s: written by a run with %d training samples, this one has %d (another data file or data setting)%s", path, st.Samples, n, again)
+	}
+	perEpoch := (len(t.Train.Samples) + t.Cfg.BatchSize - 1) / t.Cfg.BatchSize
+	if s := st.Step - st.Epoch*perEpoch; s < 0 || s > perEpoch {
+		return fmt.Errorf("%s: step %d is not in epoch %d of %d steps: written by a run over other data or batches%s", path, st.Step, st.Epoch+1, perEpoch, again)
+	}
+	return nil
 }
 
 // settingsNote is the note a resumed run prints when its settings differ
@@ -758,9 +806,11 @@ func checkData(m *model.Model[float32], ds *data.Dataset, role string) error {
 	return nil
 }
 
-// TrimMetrics drops the records of path logged after step (those of the
-// steps a resumed run repeats). A missing file is fine.
-func TrimMetrics(path string, step int) error {
+// TrimMetrics drops the records of path logged after step, and the
+// epoch-end records (those with a train_loss) of epochs after epochs
+// (those a resumed run repeats: a checkpoint written at an epoch's last
+// step precedes its epoch-end record). A missing file is fine.
+func TrimMetrics(path string, step, epochs int) error {
 	raw, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -771,9 +821,11 @@ func TrimMetrics(path string, step int) error {
 	var keep []byte
 	for _, line := range bytes.SplitAfter(raw, []byte("\n")) {
 		var rec struct {
-			Step int `json:"step"`
+			Step      int      `json:"step"`
+			Epoch     int      `json:"epoch"`
+			TrainLoss *float64 `json:"train_loss"`
 		}
-		if json.Unmarshal(line, &rec) != nil || rec.Step > step {
+		if json.Unmarshal(line, &rec) != nil || rec.Step > step || rec.TrainLoss != nil && rec.Epoch > epochs {
 			continue // a torn last line, or a step to be redone
 		}
 		keep = append(keep, line...)

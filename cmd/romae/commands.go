@@ -233,6 +233,9 @@ func loadTraining(cfg *runConfig, base *data.Spec, r *recipe, pretrain bool) (tr
 		}
 	} else if f := cfg.Data.ValFraction; f > 0 && int(f*float64(len(tr.Samples))) >= 2 {
 		parts := data.Split(tr, []float64{1 - f, f}, rand.New(rand.NewPCG(cfg.Train.Seed, 0x5911)))
+		if len(parts[0].Samples) == 0 {
+			return nil, nil, nil, fmt.Errorf("%s: data.val_fraction %v leaves none of its %d series for training", cfg.Data.Train, f, len(tr.Samples))
+		}
 		tr, val = parts[0], parts[1]
 	}
 	return tr, val, spec, nil
@@ -537,6 +540,9 @@ func cmdEvaluate(_ context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if math.IsNaN(met.Loss) || math.IsInf(met.Loss, 0) {
+		return fmt.Errorf("%s on %s: the loss is %v: the model's outputs overflow (a diverged run or a damaged checkpoint?)", u.model, u.data, met.Loss)
+	}
 	if !*baselines {
 		return printJSON(met)
 	}
@@ -647,7 +653,7 @@ func cmdPredict(_ context.Context, args []string) error {
 	}
 	preds, err := eval.Predict(l.m, l.m.NewWorkspace(), l.ds, u.batchSize)
 	if err != nil {
-		return err
+		return fmt.Errorf("%s on %s: %w", u.model, u.data, err)
 	}
 	if ts := l.spec.TargetStats; ts != nil {
 		for _, p := range preds {
@@ -802,7 +808,7 @@ func cmdInterpolate(_ context.Context, args []string) error {
 	}
 	vals, err := eval.Interpolate(l.m, l.m.NewWorkspace(), l.ds, q, u.batchSize)
 	if err != nil {
-		return err
+		return fmt.Errorf("%s on %s: %w", u.model, u.data, err)
 	}
 	if b != nil {
 		if err := b.Mix(l.ds, q, vals); err != nil {
@@ -1190,7 +1196,7 @@ func cmdEmbed(_ context.Context, args []string) error {
 	}
 	emb, err := eval.Embed(l.m, l.m.NewWorkspace(), l.ds, *pool, u.batchSize)
 	if err != nil {
-		return err
+		return fmt.Errorf("%s on %s: %w", u.model, u.data, err)
 	}
 	if err := data.SaveNPY(*out, []int{len(l.ds.Samples), l.m.Cfg.Encoder.DModel}, emb); err != nil { // atomic
 		return err

@@ -106,6 +106,22 @@ func TestHostileInputsCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	series := write("series.ts", []byte("@univariate true\n@classLabel true a b c\n@data\n1,2,3:a\n2,3,4:b\n"))
+	var twelve bytes.Buffer
+	twelve.WriteString("@univariate true\n@classLabel true a b c\n@data\n")
+	for i := range 12 {
+		fmt.Fprintf(&twelve, "%d,2,3,%d:%c\n", i, i%5, 'a'+i%3)
+	}
+	series12 := write("series12.ts", twelve.Bytes())
+	// Finite weights whose outputs overflow: a diverged run's, or a
+	// damaged file's.
+	overflow := small(model.TaskClassify)
+	for i := range overflow.W {
+		overflow.W[i] = float32(3e38 * float64(1-2*(i%2)))
+	}
+	overflowCk := filepath.Join(dir, "overflow.safetensors")
+	if err := overflow.Save(overflowCk, map[string]string{"romae.classes": `["a","b","c"]`, "romae.data_source": `{"format":"ts"}`}, nil); err != nil {
+		t.Fatal(err)
+	}
 
 	// .ts: stamped dimensions sharing no stamp (stamps × dimensions).
 	var stamped bytes.Buffer
@@ -149,6 +165,12 @@ func TestHostileInputsCLI(t *testing.T) {
 		{".ts stamped dimensions", []string{"pretrain", "--data.train", write("stamped.ts", stamped.Bytes()), "--train.out", out}, false},
 		{".ts 150000 labels", []string{"pretrain", "--data.train", write("labels.ts", labels.Bytes()), "--train.out", out}, false},
 		{"CSV slot times × channels", []string{"pretrain", "--data.train", write("slot.csv", slot.Bytes()), "--data.channel_mode", "slot", "--train.out", out}, false},
+		{"data.val_fraction leaving no training series", []string{"pretrain", "--data.train", series12, "--data.val_fraction", "0.99", "--train.out", out}, false},
+		{"finetune data.val_fraction leaving no training series", []string{"finetune", "--data.train", series12, "--data.val_fraction", "0.99", "--data.folds", "0", "--train.out", out}, false},
+		{"overflowing outputs, predict to JSON", []string{"predict", "--model", overflowCk, "--data", series12, "--out", filepath.Join(dir, "p.json")}, false},
+		{"overflowing outputs, predict to CSV", []string{"predict", "--model", overflowCk, "--data", series12, "--out", filepath.Join(dir, "p.csv")}, false},
+		{"overflowing outputs, evaluate", []string{"evaluate", "--model", overflowCk, "--data", series12}, false},
+		{"overflowing outputs, embed", []string{"embed", "--model", overflowCk, "--data", series12, "--out", filepath.Join(dir, "e.npy")}, false},
 		{"config size 65536", []string{"pretrain", "--data.train", series, "--model.size", "65536,1,1,4", "--train.out", out}, false},
 	}
 	for _, c := range cases {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"romae/ckpt"
 	"romae/model"
 	"romae/train"
 )
@@ -192,10 +193,19 @@ func (t *trainingRun) checkRunDir() error {
 // removeStaleRun deletes the files of the run --overwrite replaces, so that
 // none of them (a best.safetensors of another run) is mistaken for this
 // run's.
+// It also deletes the temporary files of checkpoint writes that a killed
+// run left, in the run directory and its sub-runs' (resumed or not).
 func (t *trainingRun) removeStaleRun() error {
+	out := t.cfg.Train.Out
 	for _, f := range t.stale {
-		if err := os.RemoveAll(filepath.Join(t.cfg.Train.Out, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := os.RemoveAll(filepath.Join(out, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("--overwrite: %w", err)
+		}
+	}
+	subRuns, _ := filepath.Glob(filepath.Join(out, "fold-*"))
+	for _, d := range append(subRuns, out, filepath.Join(out, holdoutDir)) {
+		if err := ckpt.RemoveTemps(d); err != nil {
+			return fmt.Errorf("%s: %w", d, err)
 		}
 	}
 	return nil

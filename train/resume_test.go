@@ -1,0 +1,126 @@
+package train
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"romae/model"
+)
+
+// A checkpoint counts its steps in batches of its run's size over its
+// run's samples: resuming with another batch size or other training data
+// is refused, naming what differs, instead of indexing past an epoch.
+func TestResumeRefusesOtherSteps(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		batch   int
+		samples int
+		want    string
+	}{
+		{"smaller batch", 3, 10, "train.batch_size 4, this one has 3"},
+		{"larger batch", 8, 10, "train.batch_size 4, this one has 8"},
+		{"other data", 4, 12, "10 training samples, this one has 12"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := toyConfig(t.TempDir())
+			cfg.MaxSteps = 4
+			runToy(t, cfg, model.TaskClassify)
+			cfg.MaxSteps, cfg.Resume, cfg.BatchSize = 0, true, tc.batch
+			tr := &Trainer{Cfg: cfg, Model: toyModel(t, model.TaskClassify), Train: toyData(tc.samples, 1), Val: toyData(6, 2), Data: toySpec(model.TaskClassify), Log: io.Discard}
+			_, err := tr.Run(context.Background())
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want an error saying %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// Resuming a run that has nothing left to do (stopped by train.max_steps,
+// or all its epochs done) takes no step, logs nothing, and reports the
+// run's own training loss and step time rather than zeros.
+func TestResumeWithNothingLeft(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		maxSteps int
+		steps    int
+	}{{"max_steps", 5, 5}, {"all epochs", 0, 9}} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := toyConfig(t.TempDir())
+			cfg.MaxSteps = tc.maxSteps
+			_, first := runToy(t, cfg, model.TaskClassify)
+			log := metricsRecords(t, cfg.Out)
+			cfg.Resume = true
+			_, again := runToy(t, cfg, model.TaskClassify)
+			if again.Steps != tc.steps || first.Steps != tc.steps {
+				t.Fatalf("steps %d then %d, want %d both times", first.Steps, again.Steps, tc.steps)
+			}
+			if again.TrainLoss != first.TrainLoss || !(again.TrainLoss > 0) {
+				t.Errorf("train loss %v after resuming, %v before", again.TrainLoss, first.TrainLoss)
+			}
+			if again.StepSeconds != first.StepSeconds || !(again.StepSeconds > 0) {
+				t.Errorf("step time %v after resuming, %v before", again.StepSeconds, first.StepSeconds)
+			}
+			if got := metricsRecords(t, cfg.Out); strings.Join(got, "\n") != strings.Join(log, "\n") {
+				t.Errorf("the log changed:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(log, "\n"))
+			}
+		})
+	}
+}
+
+// A checkpoint written at an epoch's last step precedes that epoch's
+// end-of-epoch record; a run killed after the record was written, resumed
+// from that checkpoint, writes the record once.
+func TestMetricsLogCheckpointAtEpochEnd(t *testing.T) {
+	cfg := toyConfig(t.TempDir()) // 10 samples in batches of 4: 3 steps an epoch
+	runToy(t, cfg, model.TaskClassify)
+	whole := metricsRecords(t, cfg.Out)
+	raw, err := os.ReadFile(filepath.Join(cfg.Out, MetricsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var epochEnd string // epoch 1's record
+	for _, line := range strings.SplitAfter(string(raw), "\n") {
+		if strings.Contains(line, `"train_loss"`) && strings.Contains(line, `"epoch":1,`) {
+			epochEnd = line
+		}
+	}
+	if epochEnd == "" {
+		t.Fatalf("no end-of-epoch-1 record in\n%s", raw)
+	}
+
+	half := cfg
+	half.Out, half.MaxSteps = t.TempDir(), 3 // checkpoint at epoch 1's last step
+	runToy(t, half, model.TaskClassify)
+	// What the killed run had logged after that checkpoint.
+	f, err := os.OpenFile(filepath.Join(half.Out, MetricsFile), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(epochEnd)
+	f.Close()
+	half.MaxSteps, half.Resume = 0, true
+	runToy(t, half, model.TaskClassify)
+	if got := metricsRecords(t, half.Out); strings.Join(got, "\n") != strings.Join(whole, "\n") {
+		t.Errorf("resumed log differs from the uninterrupted one:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(whole, "\n"))
+	}
+}
+
+// Steps too large for the weights end the run with an error that names
+// the learning rate, not a JSON encoder's complaint about NaN.
+func TestDivergedRunNamesLR(t *testing.T) {
+	cfg := toyConfig(t.TempDir())
+	cfg.LR, cfg.WarmupFrac = 1e6, 0
+	tr := &Trainer{Cfg: cfg, Model: toyModel(t, model.TaskPretrain), Train: toyData(10, 1), Val: toyData(6, 2), Data: toySpec(model.TaskPretrain), Log: io.Discard}
+	_, err := tr.Run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "train.lr") {
+		t.Fatalf("got %v, want an error naming train.lr", err)
+	}
+	raw, _ := os.ReadFile(filepath.Join(cfg.Out, MetricsFile))
+	if strings.Contains(string(raw), "NaN") {
+		t.Errorf("metrics log holds a NaN: %s", raw)
+	}
+}
