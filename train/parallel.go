@@ -391,8 +391,10 @@ func (p *parallel) evaluate(m *model.Model[float32], ws *model.Workspace[float32
 	}
 	K := m.Cfg.Outputs
 	classify := m.Cfg.Task == model.TaskClassify
-	// loss·weight, weight, samples, ranks failed, then the confusion matrix.
-	n := 4
+	// loss·weight, weight, samples, ranks failed, objective·weight,
+	// MSE·weight, then the confusion matrix.
+	const conf = 6
+	n := conf
 	if classify {
 		n += K * K
 	}
@@ -402,9 +404,10 @@ func (p *parallel) evaluate(m *model.Model[float32], ws *model.Workspace[float32
 		var met eval.Metrics
 		if met, err = eval.Evaluate(m, ws, shard, opt); err == nil {
 			sums[0], sums[1], sums[2] = met.Loss*p.valWeight, p.valWeight, float64(met.N)
+			sums[4], sums[5] = met.Objective*p.valWeight, met.MSE*p.valWeight
 			for i, row := range met.Confusion {
 				for j, n := range row {
-					sums[4+i*K+j] = float64(n)
+					sums[conf+i*K+j] = float64(n)
 				}
 			}
 		} else {
@@ -420,19 +423,21 @@ func (p *parallel) evaluate(m *model.Model[float32], ws *model.Workspace[float32
 	case sums[3] > 0:
 		return eval.Metrics{}, dist.Agreed(fmt.Errorf("validation failed on %v other rank(s) (their messages name the error)", sums[3]))
 	}
-	met := eval.Metrics{N: int(sums[2]), Loss: sums[0] / math.Max(sums[1], 1)}
+	w := math.Max(sums[1], 1)
+	met := eval.Metrics{N: int(sums[2]), Loss: sums[0] / w, Objective: sums[4] / w}
 	switch m.Cfg.Task {
 	case model.TaskClassify:
 		met.Confusion = make([][]int, K)
 		for i := range met.Confusion {
 			met.Confusion[i] = make([]int, K)
 			for j := range K {
-				met.Confusion[i][j] = int(sums[4+i*K+j])
+				met.Confusion[i][j] = int(sums[conf+i*K+j])
 			}
 		}
 		met.Accuracy, met.MacroF1 = eval.Accuracy(met.Confusion), eval.MacroF1(met.Confusion)
-	default: // Trainer passes no TargetStats: MSE is the loss
-		met.MSE, met.RMSE = met.Loss, math.Sqrt(met.Loss)
+	default: // in the targets' units when they were standardised (opt.TargetStats)
+		met.MSE = sums[5] / w
+		met.RMSE = math.Sqrt(met.MSE)
 	}
 	return met, nil
 }

@@ -368,7 +368,7 @@ func (t *Trainer) Run(ctx context.Context) (*Result, error) {
 		saveNow := par.distributed() || cfg.CheckpointSeconds == 0 || time.Since(lastSave).Seconds() >= cfg.CheckpointSeconds
 		if t.Val != nil && ((epoch+1)%cfg.EvalEvery == 0 || final) {
 			t.swapEMA()
-			met, err := par.evaluate(m, evalWS, t.Val, valShard, eval.Options{BatchSize: cfg.BatchSize, MaskRatio: cfg.MaskRatio, Seed: cfg.Seed, Loss: lossOpt})
+			met, err := par.evaluate(m, evalWS, t.Val, valShard, eval.Options{BatchSize: cfg.BatchSize, MaskRatio: cfg.MaskRatio, Seed: cfg.Seed, Loss: lossOpt, TargetStats: t.Data.TargetStats})
 			if err == nil && !finite(met.Loss) {
 				// Finite training losses, clipped gradients, and still
 				// weights that overflow: the steps were too large.

@@ -224,6 +224,15 @@ func loadTraining(cfg *runConfig, base *data.Spec, r *recipe, pretrain bool) (tr
 		s := data.ComputeStats(tr)
 		spec.Stats = &s
 	}
+	if !pretrain && tr.TargetDim > 0 {
+		// Regression targets are standardised for training whatever their
+		// units (a flux of 1e5, a period of 1e-3 days): the head starts at
+		// the right scale and the loss does not scale with the units.
+		// Predictions are mapped back with these (spec.TargetStats), and
+		// every reported MSE is in the targets' own units.
+		ts := data.ComputeTargetStats(tr)
+		spec.TargetStats = &ts
+	}
 	if err := spec.Prepare(tr, cfg.Data.Train); err != nil {
 		return nil, nil, nil, err
 	}

@@ -18,11 +18,17 @@ import (
 // writeAmplitudeTS writes n irregular series whose regression target is
 // their amplitude (.ts with @targetLabel true).
 func writeAmplitudeTS(t *testing.T, path string, n int, seed float64) *data.Dataset {
+	return writeAmplitudeTSAs(t, path, n, seed, func(a float64) float64 { return a })
+}
+
+// writeAmplitudeTSAs is writeAmplitudeTS with target(amplitude) as the
+// target: the amplitude in other units.
+func writeAmplitudeTSAs(t *testing.T, path string, n int, seed float64, target func(float64) float64) *data.Dataset {
 	t.Helper()
 	ds := &data.Dataset{C: 1, D: 1, TargetDim: 1}
 	for i := range n {
 		a := 0.5 + math.Mod(float64(i)*0.37+seed, 1.5)
-		s := data.Sample{Label: -1, Target: []float32{float32(a)}}
+		s := data.Sample{Label: -1, Target: []float32{float32(target(a))}}
 		tm := 0.0
 		for j := range 20 + i%7 {
 			tm += 0.05 + 0.03*math.Abs(math.Sin(float64(j)*1.7+seed))
@@ -85,6 +91,66 @@ func TestRegressionFromScratch(t *testing.T) {
 	}
 	if lines := strings.Count(strings.TrimSpace(string(b)), "\n"); lines != 12 {
 		t.Errorf("predict wrote %d rows after the header, want 12:\n%s", lines, b)
+	}
+}
+
+// Regression targets are standardised for training, whatever their units:
+// the same amplitudes as 1000 + 10·a or as 1e-4·a train to a model
+// better than predicting the training mean (unscaled, 1000 + 10·a left the
+// model near 0, a million times worse), the checkpoint records the
+// standardisation, and the validation MSE training reports is in the
+// targets' units, as evaluate's is.
+func TestRegressionTargetsStandardised(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		target func(float64) float64
+	}{
+		{"1000 + 10a", func(a float64) float64 { return 1000 + 10*a }},
+		{"1e-4 a", func(a float64) float64 { return 1e-4 * a }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			trainPath, testPath := filepath.Join(dir, "amp_TRAIN.ts"), filepath.Join(dir, "amp_TEST.ts")
+			writeAmplitudeTSAs(t, trainPath, 40, 0.1, tc.target)
+			writeAmplitudeTSAs(t, testPath, 20, 0.6, tc.target)
+			run := filepath.Join(dir, "run")
+			if _, err := capture(t, cmdFinetune, "--data", trainPath, "--model.size", "24,2,1,48", "--data.folds", "1",
+				"--data.val", testPath, "--train.epochs", "25", "--train.progress", "none", "--out", run); err != nil {
+				t.Fatal(err)
+			}
+			spec := runSpec(t, run)
+			if spec.TargetStats == nil || len(spec.TargetStats.Mean) != 1 {
+				t.Fatalf("checkpoint's target_stats %+v, want one target's", spec.TargetStats)
+			}
+			out, err := capture(t, cmdEvaluate, "--model", run, "--data", testPath, "--baselines")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var met struct {
+				MSE       float64
+				Baselines map[string]float64
+			}
+			if err := json.Unmarshal([]byte(out), &met); err != nil {
+				t.Fatal(err)
+			}
+			mean, ok := met.Baselines["training_mean_mse"]
+			if !ok || !(met.MSE < 0.5*mean) {
+				t.Fatalf("test MSE %v, training mean's %v (baselines %v): want under half of it", met.MSE, mean, met.Baselines)
+			}
+			var res struct {
+				Best struct{ MSE float64 }
+			}
+			raw, err := os.ReadFile(filepath.Join(run, "result.json"))
+			if err == nil {
+				err = json.Unmarshal(raw, &res)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(res.Best.MSE-met.MSE) > 1e-6*met.MSE {
+				t.Errorf("training reported validation MSE %v, evaluate %v on the same file", res.Best.MSE, met.MSE)
+			}
+		})
 	}
 }
 
