@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
 )
 
 // WriteFileAtomic replaces path with what write produces, or leaves it
@@ -42,6 +43,8 @@ func WriteFileAtomic(path string, write func(w io.Writer) error) error {
 		return fmt.Errorf("ckpt: writing %s: %w", path, err)
 	}
 	tmp := f.Name()
+	inFlight.Store(tmp, struct{}{})
+	defer inFlight.Delete(tmp)
 	done := false
 	defer func() {
 		if !done {
@@ -108,4 +111,17 @@ func RemoveTemps(dir string) error {
 		}
 	}
 	return nil
+}
+
+// inFlight holds the temporary files WriteFileAtomic is writing now.
+var inFlight sync.Map
+
+// RemoveInFlight deletes the temporary files of the writes in progress:
+// for a process about to exit on a signal, which runs no deferred clean-up
+// of the goroutines it leaves. The files they were replacing are untouched.
+func RemoveInFlight() {
+	inFlight.Range(func(k, _ any) bool {
+		os.Remove(k.(string))
+		return true
+	})
 }

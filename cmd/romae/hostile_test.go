@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -232,3 +233,44 @@ func labelNPZ(t *testing.T) []byte {
 }
 
 func zipWriter(b *bytes.Buffer) *zip.Writer { return zip.NewWriter(b) }
+
+// Commands with nothing to save stop at once on SIGINT or SIGTERM, exit
+// 130 and say so, even while blocked reading their input (here a FIFO
+// nobody writes to).
+func TestSignalStopsUsingCommands(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts romae as a subprocess")
+	}
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "in.csv")
+	if err := mkfifo(fifo); err != nil {
+		t.Skipf("no FIFO here: %v", err)
+	}
+	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "inspect", fifo)
+			cmd.Env = append(os.Environ(), "ROMAE_HOSTILE_AS_MAIN=1")
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(300 * time.Millisecond) // blocked opening the FIFO
+			cmd.Process.Signal(sig)
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case err := <-done:
+				var exit *exec.ExitError
+				if !errors.As(err, &exit) || exit.ExitCode() != 130 || !strings.Contains(stderr.String(), "interrupted") {
+					t.Fatalf("%v, stderr %q: want exit 130 saying interrupted", err, stderr.String())
+				}
+			case <-time.After(10 * time.Second):
+				cmd.Process.Kill()
+				t.Fatalf("still running 10 s after %v", sig)
+			}
+		})
+	}
+}
+
+func mkfifo(path string) error { return syscall.Mkfifo(path, 0o644) }

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"syscall"
 
+	"romae/ckpt"
 	"romae/train"
 )
 
@@ -39,6 +40,10 @@ var commands = map[string]command{
 	"recsys-evaluate": {"metrics of a recsys checkpoint on an events file (JSON: NE, AUC or HR@10, NDCG@10)", cmdRecsysEvaluate},
 	"recsys-score":    {"score an events file with a recsys checkpoint: outcome probabilities or top-K next items (CSV)", cmdRecsysScore},
 }
+
+// stopsCleanly are the commands that watch for Ctrl-C and SIGTERM
+// themselves (their context), to checkpoint or drain before exiting.
+var stopsCleanly = map[string]bool{"pretrain": true, "finetune": true, "experiment": true, "recsys-train": true, "serve": true}
 
 func usage(w io.Writer) {
 	fmt.Fprintf(w, "usage: romae <command> [flags]   (romae <command> --help or romae help <command> for its flags)\n\ncommands:\n")
@@ -70,9 +75,19 @@ func main() {
 		os.Exit(2)
 	}
 	// Ctrl-C stops training cleanly: the trainer writes last.safetensors
-	// before returning, so the run can be resumed.
+	// before returning, so the run can be resumed; serve drains its
+	// requests. Every other command has nothing to save: it stops at once,
+	// leaving no temporary file beside its output.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if !stopsCleanly[os.Args[1]] {
+		go func() {
+			<-ctx.Done()
+			ckpt.RemoveInFlight()
+			fmt.Fprintf(os.Stderr, "romae %s: interrupted\n", os.Args[1])
+			os.Exit(130)
+		}()
+	}
 	err := cmd.run(ctx, os.Args[2:])
 	var interrupted *train.Interrupted
 	switch {
