@@ -8,6 +8,7 @@ import (
 	"romae/data"
 	"romae/internal/bufs"
 	"romae/model"
+	"romae/nn"
 )
 
 // Options control a pass over a dataset.
@@ -77,7 +78,7 @@ func Evaluate(m *model.Model[float32], ws *model.Workspace[float32], ds *data.Da
 					truth = append(truth, bt.Labels[b])
 					pred = append(pred, Argmax(out[b*K:(b+1)*K]))
 					if plain && bt.Labels[b] >= 0 {
-						nll += crossEntropy(out[b*K:(b+1)*K], bt.Labels[b])
+						nll += nn.LogSumExp(out[b*K:(b+1)*K]) - float64(out[b*K+bt.Labels[b]])
 						nLabelled++
 					}
 				}
@@ -328,17 +329,4 @@ func widen(x []float32) []float64 {
 		y[i] = float64(v)
 	}
 	return y
-}
-
-// crossEntropy is −log softmax(logits)[label], in float64.
-func crossEntropy(logits []float32, label int) float64 {
-	mx := math.Inf(-1)
-	for _, v := range logits {
-		mx = math.Max(mx, float64(v))
-	}
-	var z float64
-	for _, v := range logits {
-		z += math.Exp(float64(v) - mx)
-	}
-	return mx + math.Log(z) - float64(logits[label])
 }

@@ -35,15 +35,7 @@ func CrossEntropy[T tensor.Float](dLogits, logits []T, labels []int, weights []f
 			continue
 		}
 		z := logits[i*K : (i+1)*K]
-		mx := math.Inf(-1)
-		for _, v := range z {
-			mx = math.Max(mx, float64(v))
-		}
-		var se float64
-		for _, v := range z {
-			se += math.Exp(float64(v) - mx)
-		}
-		lse := mx + math.Log(se)
+		lse := LogSumExp(z)
 		var smooth, wsum float64
 		for k, v := range z {
 			smooth += w(k) * (lse - float64(v))
@@ -114,4 +106,18 @@ func NormalizePatches[T tensor.Float](x []T, n, c int) {
 			row[j] = T((float64(v) - m) / s)
 		}
 	}
+}
+
+// LogSumExp is log Σ exp(z), in float64, shifted by max(z) so it does not
+// overflow: −log softmax(z)[k] is LogSumExp(z) − z[k].
+func LogSumExp[T tensor.Float](z []T) float64 {
+	mx := math.Inf(-1)
+	for _, v := range z {
+		mx = math.Max(mx, float64(v))
+	}
+	var se float64
+	for _, v := range z {
+		se += math.Exp(float64(v) - mx)
+	}
+	return mx + math.Log(se)
 }
