@@ -372,7 +372,7 @@ func (t *Trainer) Run(ctx context.Context) (*Result, error) {
 			if err == nil && !finite(met.Loss) {
 				// Finite training losses, clipped gradients, and still
 				// weights that overflow: the steps were too large.
-				err = fmt.Errorf("validation loss %v after %d steps: training diverged; lower train.lr (%g)", met.Loss, st.Step, cfg.LR)
+				err = dist.Agreed(fmt.Errorf("validation loss %v after %d steps: training diverged; lower train.lr (%g)", met.Loss, st.Step, cfg.LR)) // merged: every rank sees it
 			}
 			if err == nil {
 				err = t.saveIfBest(epoch, &met, &st, saveNow || final)
