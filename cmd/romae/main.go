@@ -78,11 +78,16 @@ func main() {
 	// before returning, so the run can be resumed; serve drains its
 	// requests. Every other command has nothing to save: it stops at once,
 	// leaving no temporary file beside its output.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if !stopsCleanly[os.Args[1]] {
+	ctx := context.Background()
+	if stopsCleanly[os.Args[1]] {
+		var stop context.CancelFunc
+		ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		defer stop()
+	} else {
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 		go func() {
-			<-ctx.Done()
+			<-sig
 			ckpt.RemoveInFlight()
 			fmt.Fprintf(os.Stderr, "romae %s: interrupted\n", os.Args[1])
 			os.Exit(130)
