@@ -173,8 +173,7 @@ func (t *trainingRun) checkRunDir() error {
 		}
 	}
 	// The sub-runs of data.refit and data.folds.
-	subRuns, _ := filepath.Glob(filepath.Join(out, "fold-*"))
-	for _, d := range append(subRuns, filepath.Join(out, holdoutDir)) {
+	for _, d := range subRunDirs(out) {
 		if st, err := os.Stat(d); err == nil && st.IsDir() {
 			found = append(found, filepath.Base(d)+"/")
 		}
@@ -190,6 +189,13 @@ func (t *trainingRun) checkRunDir() error {
 	return nil
 }
 
+// subRunDirs are the directories data.folds and data.refit may have
+// written their runs into under out (which need not exist).
+func subRunDirs(out string) []string {
+	folds, _ := filepath.Glob(filepath.Join(out, "fold-*"))
+	return append(folds, filepath.Join(out, holdoutDir))
+}
+
 // removeStaleRun deletes the files of the run --overwrite replaces, so that
 // none of them (a best.safetensors of another run) is mistaken for this
 // run's.
@@ -202,8 +208,7 @@ func (t *trainingRun) removeStaleRun() error {
 			return fmt.Errorf("--overwrite: %w", err)
 		}
 	}
-	subRuns, _ := filepath.Glob(filepath.Join(out, "fold-*"))
-	for _, d := range append(subRuns, out, filepath.Join(out, holdoutDir)) {
+	for _, d := range append(subRunDirs(out), out) {
 		if err := ckpt.RemoveTemps(d); err != nil {
 			return fmt.Errorf("%s: %w", d, err)
 		}
