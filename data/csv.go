@@ -148,7 +148,7 @@ func LoadLongCSV(path string, opt CSVOptions) (*Dataset, error) {
 		field := func(name string) string { return rec[cols[name]] }
 		num := func(name string) (float64, error) {
 			s := strings.TrimSpace(field(name))
-			v, err := strconv.ParseFloat(s, 64)
+			v, err := parseDecimal(s)
 			if err != nil || !finite32(v) {
 				return 0, fmt.Errorf("%s:%d: column %q: %q is not a finite float32 number", path, line, name, s)
 			}

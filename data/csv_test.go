@@ -130,6 +130,8 @@ func TestLoadLongCSVMalformed(t *testing.T) {
 		{"too many fields", head + "a,1,x,2,9\n", CSVOptions{}, []string{":2:", "5 fields"}},
 		{"bad quote", head + "a,1,\"x\"y,2\n", CSVOptions{}, []string{":2:", "column"}},
 		{"non-number", head + "a,1,x,abc\n", CSVOptions{}, []string{":2:", `column "value"`, `"abc"`}},
+		{"Go digit separator", head + "a,1,x,2\na,1_000,x,2\n", CSVOptions{}, []string{":3:", `column "time"`, `"1_000"`}},
+		{"hex float", head + "a,1,x,0x1p4\n", CSVOptions{}, []string{":2:", `column "value"`, `"0x1p4"`}},
 		{"empty value", head + "a,1,x,\n", CSVOptions{NaN: NaNError}, []string{":2:", `column "value"`, "--data.nan"}},
 		{"NaN value", head + "a,1,x,2\na,2,x,NaN\n", CSVOptions{NaN: NaNError}, []string{":3:", `column "value"`, "NaN"}},
 		{"only missing values", head + "a,1,x,\n", CSVOptions{}, []string{":2:", "every row has a missing value"}},

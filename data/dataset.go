@@ -7,6 +7,8 @@ import (
 	"hash/fnv"
 	"math"
 	"slices"
+	"strconv"
+	"strings"
 )
 
 // Sample is one series / image: N tokens, each with C values and D position
@@ -50,6 +52,26 @@ func (s *Sample) Fingerprint() uint64 {
 	h.Write(buf[:])
 	for _, part := range [][]float32{s.Values, s.Positions} {
 		for _, v := range part {
+			binary.LittleEndian.PutUint32(buf[:4], math.Float32bits(v))
+			h.Write(buf[:4])
+		}
+	}
+	return h.Sum64()
+}
+
+// Fingerprint identifies the dataset as a training run sees it: every
+// sample's series (Sample.Fingerprint), label and target, in order. A
+// checkpoint's step count means something only over the same training set.
+func (ds *Dataset) Fingerprint() uint64 {
+	h := fnv.New64a()
+	var buf [8]byte
+	for i := range ds.Samples {
+		s := &ds.Samples[i]
+		binary.LittleEndian.PutUint64(buf[:], s.Fingerprint())
+		h.Write(buf[:])
+		binary.LittleEndian.PutUint64(buf[:], uint64(int64(s.Label)))
+		h.Write(buf[:])
+		for _, v := range s.Target {
 			binary.LittleEndian.PutUint32(buf[:4], math.Float32bits(v))
 			h.Write(buf[:4])
 		}
@@ -180,6 +202,18 @@ func Concat(parts ...*Dataset) *Dataset {
 		out.Samples = append(out.Samples, p.Samples...)
 	}
 	return &out
+}
+
+// parseDecimal is strconv.ParseFloat for the numbers of a data file:
+// decimal only. ParseFloat also takes Go's literal spellings, 1_000 and
+// 0x1p4, which no CSV or .ts writer produces: a file holding them is more
+// likely damaged than meant, so they are refused like any other non-number.
+func parseDecimal(s string) (float64, error) {
+	digits := strings.TrimLeft(s, "+-")
+	if strings.ContainsRune(s, '_') || strings.HasPrefix(digits, "0x") || strings.HasPrefix(digits, "0X") {
+		return 0, fmt.Errorf("%q is not a decimal number", s)
+	}
+	return strconv.ParseFloat(s, 64)
 }
 
 // finite32 reports whether v is a number that survives conversion to

@@ -382,7 +382,7 @@ func parseTSCase(line string, h *tsHeader) (*tsCase, error) {
 			return nil, fmt.Errorf("unknown class label %.40q (header lists %d labels: %s)", last, len(h.classes), abbrev(h.classes))
 		}
 	} else if h.target {
-		t, err := strconv.ParseFloat(last, 64)
+		t, err := parseDecimal(last)
 		if err != nil || !finite32(t) {
 			return nil, fmt.Errorf("target %q is not a finite float32 number", last)
 		}
@@ -440,7 +440,7 @@ func parseTSValue(f string) (float64, error) {
 	if f == "?" {
 		return math.NaN(), nil
 	}
-	v, err := strconv.ParseFloat(f, 64)
+	v, err := parseDecimal(f)
 	if err != nil {
 		return 0, fmt.Errorf("%q is not a number", f)
 	}
@@ -466,7 +466,7 @@ func parseTSStamped(s string) (times, vals []float64, err error) {
 		if !ok {
 			return nil, nil, fmt.Errorf("pair %d: want (time,value), got %q", i, s[:end+1])
 		}
-		t, err := strconv.ParseFloat(strings.TrimSpace(tStr), 64)
+		t, err := parseDecimal(strings.TrimSpace(tStr))
 		if err != nil || !finite32(t) {
 			return nil, nil, fmt.Errorf("pair %d: time stamp %q is not a finite float32 number (date stamps are not supported)", i, tStr)
 		}

@@ -191,6 +191,8 @@ func TestLoadTSMalformed(t *testing.T) {
 		{"no cases", tsHead, TSOptions{}, []string{":5:", "no cases"}},
 		{"too many dimensions", tsHead + "1:2:3:a\n", TSOptions{}, []string{":6:", "3 dimensions, want 2"}},
 		{"non-number", tsHead + "1,x:3,4:a\n", TSOptions{}, []string{":6:", "dimension 0", "value 1", `"x" is not a number`}},
+		{"Go digit separator", tsHead + "1,1_000:3,4:a\n", TSOptions{}, []string{":6:", "dimension 0", "value 1", `"1_000" is not a number`}},
+		{"hex float", tsHead + "1,2:-0x1p4,4:a\n", TSOptions{}, []string{":6:", "dimension 1", `"-0x1p4" is not a number`}},
 		{"infinity", tsHead + "1,2:Inf,4:a\n", TSOptions{}, []string{":6:", "dimension 1", "infinite"}},
 		{"float32 overflow", tsHead + "1,2:1e300,4:a\n", TSOptions{}, []string{":6:", "float32"}},
 		{"empty series", tsHead + "1,2::a\n", TSOptions{}, []string{":6:", "dimension 1: empty series"}},
