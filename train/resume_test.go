@@ -2,6 +2,7 @@ package train
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"romae/model"
+	"romae/tensor"
 )
 
 // A checkpoint counts its steps in batches of its run's size over its
@@ -16,21 +18,30 @@ import (
 // is refused, naming what differs, instead of indexing past an epoch.
 func TestResumeRefusesOtherSteps(t *testing.T) {
 	for _, tc := range []struct {
-		name    string
-		batch   int
-		samples int
-		want    string
+		name          string
+		batch         int
+		samples, seed int
+		scale         float32 // multiplies the values: another data.normalize
+		want          string
 	}{
-		{"smaller batch", 3, 10, "train.batch_size 4, this one has 3"},
-		{"larger batch", 8, 10, "train.batch_size 4, this one has 8"},
-		{"other data", 4, 12, "10 training samples, this one has 12"},
+		{"smaller batch", 3, 10, 1, 1, "train.batch_size 4, this one has 3"},
+		{"larger batch", 8, 10, 1, 1, "train.batch_size 4, this one has 8"},
+		{"other data", 4, 12, 1, 1, "10 training samples, this one has 12"},
+		{"as many samples from another file", 4, 10, 5, 1, "other training data: the same number of samples (10)"},
+		{"the same file scaled otherwise", 4, 10, 1, 2, "other training data"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := toyConfig(t.TempDir())
 			cfg.MaxSteps = 4
 			runToy(t, cfg, model.TaskClassify)
 			cfg.MaxSteps, cfg.Resume, cfg.BatchSize = 0, true, tc.batch
-			tr := &Trainer{Cfg: cfg, Model: toyModel(t, model.TaskClassify), Train: toyData(tc.samples, 1), Val: toyData(6, 2), Data: toySpec(model.TaskClassify), Log: io.Discard}
+			train := toyData(tc.samples, uint64(tc.seed))
+			for i := range train.Samples {
+				for k := range train.Samples[i].Values {
+					train.Samples[i].Values[k] *= tc.scale
+				}
+			}
+			tr := &Trainer{Cfg: cfg, Model: toyModel(t, model.TaskClassify), Train: train, Val: toyData(6, 2), Data: toySpec(model.TaskClassify), Log: io.Discard}
 			_, err := tr.Run(context.Background())
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("got %v, want an error saying %q", err, tc.want)
@@ -122,5 +133,42 @@ func TestDivergedRunNamesLR(t *testing.T) {
 	raw, _ := os.ReadFile(filepath.Join(cfg.Out, MetricsFile))
 	if strings.Contains(string(raw), "NaN") {
 		t.Errorf("metrics log holds a NaN: %s", raw)
+	}
+}
+
+// evaluate says when its numbers cannot be the run's: another precision,
+// or, for pre-training, other validation masks.
+func TestEvaluationNote(t *testing.T) {
+	fp32 := tensor.Numerics{Precision: "fp32", Kernels: "avx2"}
+	bf16 := tensor.Numerics{Precision: "bf16", Kernels: "avx512, bf16 vdpbf16ps"}
+	st, _ := json.Marshal(state{Numerics: &fp32})
+	cfg, _ := json.Marshal(Config{Seed: 7, MaskRatio: 0.5})
+	meta := map[string]string{StateMeta: string(st), metaConfig: string(cfg)}
+	for _, tc := range []struct {
+		name     string
+		meta     map[string]string
+		now      tensor.Numerics
+		pretrain bool
+		seed     uint64
+		ratio    float64
+		want     []string // "" : no note
+	}{
+		{"same precision, classifier", meta, fp32, false, 1, 0.75, nil},
+		{"other kernels, same precision", meta, tensor.Numerics{Precision: "fp32", Kernels: "avx512"}, false, 1, 0.75, nil},
+		{"other precision", meta, bf16, false, 1, 0.75, []string{"it ran in fp32, this in bf16 (ROMAE_PRECISION=fp32)"}},
+		{"pre-training, run's masks", meta, fp32, true, 7, 0.5, nil},
+		{"pre-training, other seed", meta, fp32, true, 1, 0.5, []string{"train.seed 7 and train.mask_ratio 0.5, these with --seed 1 --mask-ratio 0.5"}},
+		{"pre-training, other ratio and precision", meta, bf16, true, 7, 0.75, []string{"ROMAE_PRECISION=fp32", "--mask-ratio 0.75"}},
+		{"nothing recorded", map[string]string{}, bf16, true, 1, 0.75, nil},
+	} {
+		got := EvaluationNote(tc.meta, tc.now, tc.pretrain, tc.seed, tc.ratio)
+		if (got == "") != (tc.want == nil) {
+			t.Errorf("%s: note %q", tc.name, got)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: note %q, want %q in it", tc.name, got, w)
+			}
+		}
 	}
 }

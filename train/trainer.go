@@ -56,6 +56,7 @@ type Trainer struct {
 	// resumedCfg is the settings of the run a resume continues (nil:
 	// not resumed, or written before checkpoints kept them).
 	resumedCfg *Config
+	trainFP    uint64 // Train's fingerprint (trainPrint)
 }
 
 // Result summarises a run.
@@ -98,6 +99,10 @@ type state struct {
 	// both the same, or its step count would point into other epochs.
 	Samples   int `json:"samples,omitempty"`
 	BatchSize int `json:"batch_size,omitempty"`
+	// Data is the training set's data.Dataset.Fingerprint: the same
+	// number of samples from another file, or read with another
+	// data.normalize, would continue someone else's epochs.
+	Data uint64 `json:"data,omitempty"`
 	// TrainLoss and StepSeconds are the last completed epoch's, so a run
 	// resumed with nothing left to do still reports them.
 	TrainLoss   float64 `json:"train_loss,omitempty"`
@@ -510,7 +515,7 @@ func (t *Trainer) save(name string, opt optim.Optimizer, st state) error {
 	for k, v := range t.Meta {
 		meta[k] = v
 	}
-	st.Samples, st.BatchSize = len(t.Train.Samples), t.Cfg.BatchSize
+	st.Samples, st.BatchSize, st.Data = len(t.Train.Samples), t.Cfg.BatchSize, t.trainPrint()
 	sj, err := json.Marshal(st)
 	if err != nil {
 		return err
@@ -531,19 +536,49 @@ func (t *Trainer) save(name string, opt optim.Optimizer, st state) error {
 	return t.Model.Save(filepath.Join(t.Cfg.Out, name), meta, extra)
 }
 
-// resume loads out/last.safetensors into the model, optimiser and state.
-func (t *Trainer) resume(opt optim.Optimizer, st *state) (bool, error) {
+// CheckResume reports, before anything trains, whether Run could resume
+// from Cfg.Out's last.safetensors (nil when there is none: the run starts
+// afresh): the same model, steps over the same training set. A command
+// that trains other runs first (data.refit's hold-out run) calls it so
+// that a checkpoint it cannot continue is refused at once, not after them.
+func (t *Trainer) CheckResume() error {
+	_, _, err := t.readLast(new(state))
+	return err
+}
+
+// readLast reads Cfg.Out's last.safetensors and its state, and checks that
+// this run can continue it (ck nil: there is none).
+func (t *Trainer) readLast(st *state) (*model.Model[float32], *model.Checkpoint, error) {
 	path := filepath.Join(t.Cfg.Out, LastFile)
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		return false, nil
+		return nil, nil, nil
 	}
 	m, ck, err := model.Load[float32](path)
 	if err != nil {
-		return false, err
+		return nil, nil, err
 	}
 	if !reflect.DeepEqual(m.Cfg, t.Model.Cfg) {
-		return false, fmt.Errorf("%s: checkpoint model config differs from this run's; use another train.out or drop --train.resume", path)
+		return nil, nil, fmt.Errorf("%s: checkpoint model config differs from this run's; use another train.out or drop --train.resume", path)
 	}
+	if err := json.Unmarshal([]byte(ck.Meta[StateMeta]), st); err != nil {
+		return nil, nil, fmt.Errorf("%s: %s: %w", path, StateMeta, err)
+	}
+	if cj, ok := ck.Meta[metaConfig]; ok {
+		t.resumedCfg = new(Config)
+		if err := json.Unmarshal([]byte(cj), t.resumedCfg); err != nil {
+			return nil, nil, fmt.Errorf("%s: %s: %w", path, metaConfig, err)
+		}
+	}
+	return m, ck, t.sameSteps(path, st)
+}
+
+// resume loads out/last.safetensors into the model, optimiser and state.
+func (t *Trainer) resume(opt optim.Optimizer, st *state) (bool, error) {
+	m, ck, err := t.readLast(st)
+	if ck == nil || err != nil {
+		return false, err
+	}
+	path := filepath.Join(t.Cfg.Out, LastFile)
 	copy(t.Model.W, m.W)
 	if name := ck.Meta["romae.optimizer"]; name != opt.Name() {
 		return false, fmt.Errorf("%s: saved with optimizer %q, this run uses %q", path, name, opt.Name())
@@ -560,16 +595,7 @@ func (t *Trainer) resume(opt optim.Optimizer, st *state) (bool, error) {
 			return false, fmt.Errorf("%s: train.ema is on but the checkpoint's average cannot be read: %w", path, err)
 		}
 	}
-	if err := json.Unmarshal([]byte(ck.Meta[StateMeta]), st); err != nil {
-		return false, fmt.Errorf("%s: %s: %w", path, StateMeta, err)
-	}
-	if cj, ok := ck.Meta[metaConfig]; ok {
-		t.resumedCfg = new(Config)
-		if err := json.Unmarshal([]byte(cj), t.resumedCfg); err != nil {
-			return false, fmt.Errorf("%s: %s: %w", path, metaConfig, err)
-		}
-	}
-	return true, t.sameSteps(path, st)
+	return true, nil
 }
 
 // sameSteps refuses to resume a checkpoint whose steps were counted over
@@ -587,11 +613,22 @@ func (t *Trainer) sameSteps(path string, st *state) error {
 	if n := len(t.Train.Samples); st.Samples != 0 && st.Samples != n {
 		return fmt.Errorf("%s: written by a run with %d training samples, this one has %d (another data file or data setting)%s", path, st.Samples, n, again)
 	}
+	if st.Data != 0 && st.Data != t.trainPrint() {
+		return fmt.Errorf("%s: written by a run on other training data: the same number of samples (%d), other series, labels or targets (another data file, or another data setting such as data.normalize)%s", path, st.Samples, again)
+	}
 	perEpoch := (len(t.Train.Samples) + t.Cfg.BatchSize - 1) / t.Cfg.BatchSize
 	if s := st.Step - st.Epoch*perEpoch; s < 0 || s > perEpoch {
 		return fmt.Errorf("%s: step %d is not in epoch %d of %d steps: written by a run over other data or batches%s", path, st.Step, st.Epoch+1, perEpoch, again)
 	}
 	return nil
+}
+
+// trainPrint is the training set's fingerprint, computed once.
+func (t *Trainer) trainPrint() uint64 {
+	if t.trainFP == 0 {
+		t.trainFP = t.Train.Fingerprint()
+	}
+	return t.trainFP
 }
 
 // settingsNote is the note a resumed run prints when its settings differ
@@ -647,6 +684,27 @@ func numericsNote(before *tensor.Numerics, now tensor.Numerics) string {
 	return fmt.Sprintf("note: the checkpoint's products ran on %s (%s, %s, k splits %v); here %s (%s, %s, k splits %v): "+
 		"same schedule and batches, not bit-identical to an uninterrupted run%s",
 		before.CPU, before.Precision, before.Kernels, before.KSplits, now.CPU, now.Precision, now.Kernels, now.KSplits, how)
+}
+
+// EvaluationNote is what `romae evaluate` says when its numbers cannot be
+// the ones the checkpoint's run reported on the same file ("" when they
+// can, or the checkpoint does not say): the run validated in another
+// precision, or — for a pre-training model, whose loss depends on which
+// tokens are masked — with other masks than seed and ratio draw.
+func EvaluationNote(meta map[string]string, now tensor.Numerics, pretrain bool, seed uint64, ratio float64) string {
+	var diffs []string
+	var st state
+	if json.Unmarshal([]byte(meta[StateMeta]), &st) == nil && st.Numerics != nil && st.Numerics.Precision != now.Precision {
+		diffs = append(diffs, fmt.Sprintf("it ran in %s, this in %s (ROMAE_PRECISION=%s)", st.Numerics.Precision, now.Precision, st.Numerics.Precision))
+	}
+	var cfg Config
+	if pretrain && json.Unmarshal([]byte(meta[metaConfig]), &cfg) == nil && (cfg.Seed != seed || cfg.MaskRatio != ratio) {
+		diffs = append(diffs, fmt.Sprintf("its validation masks were drawn with train.seed %d and train.mask_ratio %v, these with --seed %d --mask-ratio %v", cfg.Seed, cfg.MaskRatio, seed, ratio))
+	}
+	if len(diffs) == 0 {
+		return ""
+	}
+	return "note: not the numbers the checkpoint's training run reported for this data: " + strings.Join(diffs, "; ")
 }
 
 // OptimizerTensors is opt's state as checkpoint tensors, each named
