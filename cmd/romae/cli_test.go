@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -275,6 +276,12 @@ func TestInterpolateColumnsByName(t *testing.T) {
 	if code != 0 || !strings.Contains(errOut, "deprecated") {
 		t.Errorf("legacy header: exit %d, stderr %q", code, errOut)
 	}
+	// A .ts file for this CSV-trained model: the message says what the
+	// model needs, not that the user set data.channels (they did not).
+	if _, err := capture(t, cmdInterpolate, "--model", pre, "--data", trainTS, "--at", "0:1:0.5"); err == nil ||
+		!strings.Contains(err.Error(), "was trained on a long CSV whose channel column holds ch0, ch1, ch2") || strings.Contains(err.Error(), "data.channels") {
+		t.Errorf(".ts data for a CSV-trained model: %v", err)
+	}
 	// The report draws the example interpolations by channel name.
 	out, err := capture(t, cmdReport, "--run", pre)
 	if err != nil {
@@ -288,6 +295,11 @@ func TestInterpolateColumnsByName(t *testing.T) {
 		"id,channel,time\ntrain0,ch1\n":              "q.csv:2: 2 fields, the header has 3",
 		"id,channel,time\ntrain0,ch1,0.5\nx,ch1,1\n": `q.csv:3: series "x" is not in the data`,
 		"": "q.csv:1: empty file",
+		// Channel indices the model never saw, as serve refuses them.
+		"id,channel,time\ntrain0,1,0.5\ntrain0,7,0.5\n": "q.csv:3: channel: channel 7 is not one of the model's channels: ch0, ch1, ch2",
+		"id,channel,time\ntrain0,-1,0.5\n":              "q.csv:2: channel: channel -1 is not one",
+		"id,channel,time\ntrain0,0.5,0.5\n":             "q.csv:2: channel: channel 0.5 is not one",
+		"id,channel,time\ntrain0,ch9,0.5\n":             `channel "ch9" is neither one of ch0, ch1, ch2`,
 	} {
 		os.WriteFile(queries, []byte(content), 0o644)
 		if _, err := capture(t, cmdInterpolate, "--model", pre, "--data", trainCSV, "--queries", queries); err == nil || !strings.Contains(err.Error(), want) {
@@ -437,6 +449,29 @@ func TestExtrapolationNote(t *testing.T) {
 	} {
 		if got := extrapolationNote(ds, tc.q); (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// embed's .ids.txt keeps line i for row i whatever the ids hold: an id
+// with a line break is written quoted, on one line, and reads back.
+func TestEmbedIDLine(t *testing.T) {
+	for _, tc := range []struct{ id, want string }{
+		{"star 12", "star 12"},
+		{"a,b", "a,b"},
+		{"two\nlines", `"two\nlines"`},
+		{"cr\rhere", `"cr\rhere"`},
+		{`"quoted"`, `"\"quoted\""`},
+		{`mid"quote`, `mid"quote`},
+	} {
+		got := idLine(tc.id)
+		if got != tc.want || strings.ContainsAny(got, "\n\r") {
+			t.Errorf("idLine(%q) = %q, want %q", tc.id, got, tc.want)
+		}
+		if got != tc.id {
+			if back, err := strconv.Unquote(got); err != nil || back != tc.id {
+				t.Errorf("idLine(%q) = %q reads back as %q, %v", tc.id, got, back, err)
+			}
 		}
 	}
 }

@@ -25,6 +25,7 @@ import (
 	"romae/dist"
 	"romae/eval"
 	"romae/model"
+	"romae/tensor"
 	"romae/train"
 )
 
@@ -494,6 +495,12 @@ func (u *using) load(labels bool) (*loaded, error) {
 		read.Source = read.Source.Unlabelled()
 		read.Classes, read.TargetStats = nil, nil
 	}
+	if f, err := read.Source.FormatOf(u.data); err == nil && f != "csv" && len(read.Source.Channels) > 0 {
+		// Not Load's data.channels message: the user set no channels, the
+		// model's training file had them.
+		return nil, fmt.Errorf("%s was trained on a long CSV whose channel column holds %s; %s is %s data: give it a long CSV with that channel column",
+			u.model, strings.Join(read.Source.Channels, ", "), u.data, f)
+	}
 	ds, err := read.Source.Load(u.data)
 	if err != nil {
 		return nil, err
@@ -544,6 +551,9 @@ func cmdEvaluate(_ context.Context, args []string) error {
 		case l.m.Cfg.Task == model.TaskRegress && s.Target == nil:
 			return fmt.Errorf("%s: sample %d (%s) has no regression target to evaluate against", u.data, i, s.ID)
 		}
+	}
+	if note := train.EvaluationNote(l.ck.Meta, tensor.CurrentNumerics(), l.m.Cfg.Task == model.TaskPretrain, *seed, *ratio); note != "" {
+		fmt.Fprintf(os.Stderr, "romae evaluate: %s: %s\n", u.model, note)
 	}
 	met, err := eval.Evaluate(l.m, l.m.NewWorkspace(), l.ds, eval.Options{BatchSize: u.batchSize, MaskRatio: *ratio, Seed: *seed, TargetStats: l.spec.TargetStats})
 	if err != nil {
@@ -910,11 +920,17 @@ func (c columns) parsePosition(a int, s string) (float32, error) {
 		}
 	}
 	v, err := strconv.ParseFloat(strings.TrimSpace(s), 32)
+	named := a == c.channelAxis && len(c.channels) > 0
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		if a == c.channelAxis && len(c.channels) > 0 {
+		if named {
 			return 0, fmt.Errorf("channel %q is neither one of %s nor a finite number", s, strings.Join(c.channels, ", "))
 		}
 		return 0, fmt.Errorf("position %q is not a finite number", s)
+	}
+	// As serve does: the encoder never saw a channel at 7, −1 or 0.5, and
+	// its answer there would be confident and meaningless.
+	if named && (v < 0 || v >= float64(len(c.channels)) || v != math.Trunc(v)) {
+		return 0, fmt.Errorf("channel %s is not one of the model's channels: %s (or their indices 0 to %d)", s, strings.Join(c.channels, ", "), len(c.channels)-1)
 	}
 	return float32(v), nil
 }
@@ -1179,7 +1195,7 @@ func legacyQueryHeader(rec []string) bool {
 
 func cmdEmbed(_ context.Context, args []string) error {
 	fs, u := usingFlags("embed", "embed --model CHECKPOINT --data FILE --out emb.npy [--pool cls|mean]")
-	out := fs.String("out", "", "output .npy file, [N, d_model] float32; the sample ids go to the same name with .ids.txt")
+	out := fs.String("out", "", "output .npy file, [N, d_model] float32; the sample ids go to the same name with .ids.txt, line i for row i (an id with a line break, or starting with \", double-quoted with Go's escapes)")
 	pool := fs.String("pool", "auto", "cls, mean, or auto ([CLS] when the model has it)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -1212,9 +1228,20 @@ func cmdEmbed(_ context.Context, args []string) error {
 	}
 	ids := make([]string, len(l.ds.Samples))
 	for i, s := range l.ds.Samples {
-		ids[i] = s.ID
+		ids[i] = idLine(s.ID)
 	}
 	return writeFileAtomic(strings.TrimSuffix(*out, ".npy")+".ids.txt", []byte(strings.Join(ids, "\n")+"\n"))
+}
+
+// idLine is how embed's .ids.txt writes an id, one per line so that line i
+// is row i of the .npy: as it is, or, when it holds a line break (a quoted
+// CSV field may) or starts with a double quote, as a double-quoted string
+// with Go's (and JSON's) escapes, so that it stays on one line.
+func idLine(id string) string {
+	if strings.ContainsAny(id, "\n\r") || strings.HasPrefix(id, `"`) {
+		return strconv.Quote(id)
+	}
+	return id
 }
 
 func cmdInspect(_ context.Context, args []string) error {

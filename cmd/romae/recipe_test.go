@@ -175,6 +175,26 @@ func TestHoldoutThenRefit(t *testing.T) {
 	if raw, err := os.ReadFile(filepath.Join(dir, "result.json")); err != nil || !strings.Contains(string(raw), `"holdout"`) {
 		t.Errorf("result.json lacks the hold-out metrics: %s %v", raw, err)
 	}
+	// A last.safetensors the refit cannot continue (another model's) is
+	// refused on resuming before the hold-out run trains on.
+	c := model.DefaultConfig()
+	c.Encoder, c.Task, c.Outputs = model.Size{DModel: 8, Heads: 1, Depth: 1, FFN: 8}, model.TaskClassify, 4
+	other, err := model.New[float32](c, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Save(filepath.Join(dir, "last.safetensors"), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	holdLog := readFile(t, filepath.Join(dir, holdoutDir, "metrics.jsonl"))
+	_, err = capture(t, cmdFinetune, "--data.train", trainTS, "--data.val_fraction", "0.2", "--model.size", "36,2,2,72", "--train.epochs", "3",
+		"--train.progress", "none", "--train.out", dir, "--train.resume")
+	if err == nil || !strings.Contains(err.Error(), "model config differs") {
+		t.Errorf("resuming with another model's last.safetensors: %v", err)
+	}
+	if readFile(t, filepath.Join(dir, holdoutDir, "metrics.jsonl")) != holdLog {
+		t.Error("the hold-out run trained on before the refit's checkpoint was refused")
+	}
 }
 
 // dataRecipe parses a finetune (or pretrain) command line with args and

@@ -9,6 +9,7 @@ import (
 	"romae/data"
 	"romae/dist"
 	"romae/model"
+	"romae/train"
 )
 
 // holdoutDir is where data.refit's first run (validation split held out)
@@ -28,6 +29,19 @@ func (t *trainingRun) runHoldoutThenRefit(ctx context.Context, m, pm *model.Mode
 	if err != nil {
 		return err
 	}
+	// The refit's model and data first: a last.safetensors in OUT that the
+	// refit could not continue is refused now, not after the hold-out run.
+	refit, err := model.New[float32](m.Cfg, cfg.Train.Seed)
+	if err == nil && pm != nil {
+		err = refit.TransferEncoder(pm)
+	}
+	all := data.Concat(tr, val)
+	if err == nil && cfg.Train.Resume {
+		err = (&train.Trainer{Cfg: cfg.Train, Model: refit, Train: all}).CheckResume()
+	}
+	if err != nil {
+		return endRank(comm, err)
+	}
 	hold := cfg.Train
 	hold.Out = filepath.Join(cfg.Train.Out, holdoutDir)
 	logf("romae: run 1/2 (hold-out estimate): %s model, %d parameters; %d training samples, %d held out; %s\n",
@@ -36,14 +50,6 @@ func (t *trainingRun) runHoldoutThenRefit(ctx context.Context, m, pm *model.Mode
 	if err != nil {
 		return endRank(comm, fmt.Errorf("hold-out run: %w", err))
 	}
-	refit, err := model.New[float32](m.Cfg, cfg.Train.Seed)
-	if err == nil && pm != nil {
-		err = refit.TransferEncoder(pm)
-	}
-	if err != nil {
-		return endRank(comm, err)
-	}
-	all := data.Concat(tr, val)
 	logf("romae: run 2/2 (refit): the same settings on all %d training samples; %s\n", len(all.Samples), cfg.Train.Out)
 	holdout := map[string]any{"dir": hold.Out, "validation": hres.Best, "train_samples": len(tr.Samples), "held_out": len(val.Samples)}
 	_, out, err := trainRun(ctx, comm, cfg.Train, refit, all, nil, spec, meta, map[string]any{"holdout": holdout}, nil)
