@@ -113,10 +113,15 @@ const (
 
 // Pooling for task heads.
 const (
-	PoolCLS   = "cls"   // the [CLS] output
-	PoolMean  = "mean"  // mean of the non-pad token outputs
-	PoolMax   = "max"   // per-feature maximum over the non-pad token outputs
-	PoolToken = "token" // one prediction per token (per-token regression)
+	PoolCLS  = "cls"  // the [CLS] output
+	PoolMean = "mean" // mean of the non-pad token outputs
+	PoolMax  = "max"  // per-feature maximum over the non-pad token outputs
+	// PoolMeanMax concatenates the mean and the per-feature maximum
+	// (head input 2·d_model): the mean keeps a series' overall shape, the
+	// maximum a single token's event that averaging over the series would
+	// wash out (docs/defaults.md, "Pooling").
+	PoolMeanMax = "meanmax"
+	PoolToken   = "token" // one prediction per token (per-token regression)
 )
 
 // How the decoder's query ([MASK]) tokens attend (Config.QueryAttention).
@@ -251,13 +256,13 @@ func (c *Config) Validate() error {
 			if !c.UseCLS {
 				return fmt.Errorf("pool cls needs use_cls: true (or use pool mean)")
 			}
-		case PoolMean, PoolMax:
+		case PoolMean, PoolMax, PoolMeanMax:
 		case PoolToken:
 			if c.Task != TaskRegress {
 				return fmt.Errorf("pool token is for per-token regression, not %s", c.Task)
 			}
 		default:
-			return fmt.Errorf("pool %q: want cls, mean, max or token", c.Pool)
+			return fmt.Errorf("pool %q: want cls, mean, max, meanmax or token", c.Pool)
 		}
 		if c.Task == TaskClassify && c.Outputs < 2 {
 			return fmt.Errorf("outputs %d: classification needs at least 2 classes", c.Outputs)
@@ -296,6 +301,9 @@ func (c *Config) ParamBound() int {
 	enc := c.Encoder.clamp()
 	values, outputs := min(max(c.Values, 0), MaxValues), min(max(c.Outputs, 0), MaxOutputs)
 	n := enc.Params() + (values+2+outputs+2)*enc.DModel + values + outputs
+	if c.Pool == PoolMeanMax {
+		n += (outputs + 1) * enc.DModel // the head's second d_model inputs
+	}
 	if c.Task == TaskPretrain {
 		dec := c.Decoder.clamp()
 		n += dec.Params() + (enc.DModel+values+3)*dec.DModel + values

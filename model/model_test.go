@@ -137,6 +137,16 @@ func TestModelGradients(t *testing.T) {
 			c.UseCLS, c.Pool = false, PoolMax
 			return c
 		}, false, LossOptions{}},
+		{"classify/meanmax/nocls/2d", func() Config {
+			c := smallConfig(TaskClassify, 2)
+			c.UseCLS, c.Pool = false, PoolMeanMax
+			return c
+		}, false, LossOptions{LabelSmoothing: 0.1}},
+		{"regress/meanmax/cls", func() Config {
+			c := smallConfig(TaskRegress, 1)
+			c.Pool = PoolMeanMax
+			return c
+		}, false, LossOptions{}},
 		{"pretrain/siren/time+cycles+band/independent", func() Config {
 			c := smallConfig(TaskPretrain, 2)
 			c.QueryAttention = QueryIndependent
@@ -1439,6 +1449,29 @@ func eachPrecisionTask(t *testing.T, fn func(t *testing.T, task string)) {
 				}
 				fn(t, task)
 			})
+		}
+	}
+}
+
+// ParamBound, which loaders check a file's size against before building a
+// model, bounds the parameters of every head, mean+max's wider one too.
+func TestParamBoundCoversHeads(t *testing.T) {
+	for _, tc := range []struct {
+		task, pool string
+		cls        bool
+	}{
+		{TaskPretrain, PoolCLS, true}, {TaskClassify, PoolCLS, true}, {TaskClassify, PoolMean, false},
+		{TaskClassify, PoolMax, false}, {TaskClassify, PoolMeanMax, false}, {TaskRegress, PoolMeanMax, true},
+		{TaskRegress, PoolToken, false},
+	} {
+		c := smallConfig(tc.task, 2)
+		c.Pool, c.UseCLS, c.Outputs = tc.pool, tc.cls, 40
+		m, err := New[float32](c, 1)
+		if err != nil {
+			t.Fatalf("%s/%s: %v", tc.task, tc.pool, err)
+		}
+		if b, n := c.ParamBound(), m.NumParams(); b < n {
+			t.Errorf("%s/%s: ParamBound %d < %d parameters", tc.task, tc.pool, b, n)
 		}
 	}
 }

@@ -17,7 +17,7 @@ import (
 //
 //	tokens ─ Linear(values→d) ─ [CLS] ─ encoder (p-RoPE in every attention)
 //	  pre-training: ─ Linear(d→d_dec) ─ + [MASK] at masked positions ─ decoder ─ head → values
-//	  task:         ─ pool ([CLS] or mean) ─ head → logits / targets
+//	  task:         ─ pool ([CLS], mean, max or both) ─ head → logits / targets
 type Model[T tensor.Float] struct {
 	Cfg    Config
 	Params []*tensor.Param[T] // every parameter, in a fixed order
@@ -61,6 +61,9 @@ func New[T tensor.Float](cfg Config, seed uint64) (*Model[T], error) {
 	}
 	out := cfg.Outputs
 	headIn := d
+	if cfg.Pool == PoolMeanMax && cfg.Task != TaskPretrain {
+		headIn = 2 * d // [mean | max]
+	}
 	if cfg.Task == TaskPretrain {
 		dd := cfg.Decoder.DModel
 		m.encDec = ps.linear("encoder_decoder_proj", d, dd, true)
@@ -123,7 +126,7 @@ type Workspace[T tensor.Float] struct {
 
 	head    headActs[T]
 	others  []*Workspace[T] // an ensemble's other members'
-	rows    []int           // encoder rows pooled by the task head (PoolCLS/PoolToken); PoolMax: [B, d_model], the row each maximum came from (-1: none)
+	rows    []int           // encoder rows pooled by the task head (PoolCLS/PoolToken); PoolMax, PoolMeanMax: [B, d_model], the row each maximum came from (-1: none)
 	valid   []bool
 	labels  []int
 	targets []T
@@ -537,11 +540,35 @@ func (m *Model[T]) pool(ws *Workspace[T], bt *data.Batch) {
 		for k, r := range ws.rows {
 			copy(ws.head.in[k*d:(k+1)*d], out[r*d:(r+1)*d])
 		}
-	case PoolMax:
+	case PoolMean, PoolMax, PoolMeanMax:
+		// The head reads [B, w]: the mean in the first d columns and/or
+		// the maximum in the last d (w = 2d for mean+max).
+		w := m.headWidth()
 		ws.head.resize(&m.head, B, ws.train)
+		clear(ws.head.in)
+		if m.Cfg.Pool != PoolMax {
+			for b := 0; b < B; b++ {
+				dst, n := ws.head.in[b*w:b*w+d], 0
+				for i := cls; i < Le; i++ {
+					if ws.encPad[b*Le+i] {
+						continue
+					}
+					n++
+					for j, v := range out[(b*Le+i)*d : (b*Le+i+1)*d] {
+						dst[j] += v
+					}
+				}
+				for j := range dst {
+					dst[j] /= T(max(n, 1))
+				}
+			}
+		}
+		if m.Cfg.Pool == PoolMean {
+			return
+		}
 		ws.rows = bufs.Resize(ws.rows, B*d)
 		for b := 0; b < B; b++ {
-			dst, arg := ws.head.in[b*d:(b+1)*d], ws.rows[b*d:(b+1)*d]
+			dst, arg := ws.head.in[(b+1)*w-d:(b+1)*w], ws.rows[b*d:(b+1)*d]
 			first := true
 			for i := cls; i < Le; i++ {
 				if ws.encPad[b*Le+i] {
@@ -562,25 +589,16 @@ func (m *Model[T]) pool(ws *Workspace[T], bt *data.Batch) {
 				}
 			}
 		}
-	case PoolMean:
-		ws.head.resize(&m.head, B, ws.train)
-		clear(ws.head.in)
-		for b := 0; b < B; b++ {
-			dst, n := ws.head.in[b*d:(b+1)*d], 0
-			for i := cls; i < Le; i++ {
-				if ws.encPad[b*Le+i] {
-					continue
-				}
-				n++
-				for j, v := range out[(b*Le+i)*d : (b*Le+i+1)*d] {
-					dst[j] += v
-				}
-			}
-			for j := range dst {
-				dst[j] /= T(max(n, 1))
-			}
-		}
 	}
+}
+
+// headWidth is the task head's input width: d_model, or 2·d_model for
+// mean+max pooling.
+func (m *Model[T]) headWidth() int {
+	if m.Cfg.Pool == PoolMeanMax && m.Cfg.Task != TaskPretrain {
+		return 2 * m.Cfg.Encoder.DModel
+	}
+	return m.Cfg.Encoder.DModel
 }
 
 // taskLoss computes the loss and its gradient ws.head.dy.
@@ -631,28 +649,33 @@ func (m *Model[T]) BackwardTask(ws *Workspace[T]) {
 		for k, r := range ws.rows {
 			copy(dx[r*d:(r+1)*d], ws.head.dIn[k*d:(k+1)*d])
 		}
-	case PoolMax:
-		for k, r := range ws.rows[:B*d] {
-			if r >= 0 {
-				dx[r*d+k%d] = ws.head.dIn[k]
+	case PoolMean, PoolMax, PoolMeanMax:
+		w := m.headWidth()
+		if m.Cfg.Pool != PoolMax {
+			for b := 0; b < B; b++ {
+				n := 0
+				for i := cls; i < Le; i++ {
+					if !ws.encPad[b*Le+i] {
+						n++
+					}
+				}
+				g := ws.head.dIn[b*w : b*w+d]
+				for i := cls; i < Le; i++ {
+					if ws.encPad[b*Le+i] {
+						continue
+					}
+					row := dx[(b*Le+i)*d : (b*Le+i+1)*d]
+					for j := range row {
+						row[j] = g[j] / T(n)
+					}
+				}
 			}
 		}
-	case PoolMean:
-		for b := 0; b < B; b++ {
-			n := 0
-			for i := cls; i < Le; i++ {
-				if !ws.encPad[b*Le+i] {
-					n++
-				}
-			}
-			g := ws.head.dIn[b*d : (b+1)*d]
-			for i := cls; i < Le; i++ {
-				if ws.encPad[b*Le+i] {
-					continue
-				}
-				row := dx[(b*Le+i)*d : (b*Le+i+1)*d]
-				for j := range row {
-					row[j] = g[j] / T(n)
+		if m.Cfg.Pool != PoolMean {
+			// Added to the mean's share: a row holding a maximum gets both.
+			for k, r := range ws.rows[:B*d] {
+				if r >= 0 {
+					dx[r*d+k%d] += ws.head.dIn[(k/d+1)*w-d+k%d]
 				}
 			}
 		}
