@@ -145,18 +145,24 @@ func seriesPatchFor(ds *data.Dataset) int {
 
 // applyLabelRecipe has fine-tuning read a long CSV's column named "label"
 // as the class labels when no labels or targets are named (as a column
-// named "channel" is the channel): a file with its labels in place
-// fine-tunes with no flag.
+// named "channel" is the channel), or else its column named "target" as a
+// regression target (unless model.task classify says otherwise): a file
+// with its labels or targets in place fine-tunes with no flag.
 func (r *recipe) applyLabelRecipe(cfg *runConfig) {
 	src := cfg.Data.Source
-	if src.LabelColumn != "" || src.LabelsFile != "" || len(src.TargetColumns) > 0 || r.set["data.label_column"] {
+	if src.LabelColumn != "" || src.LabelsFile != "" || len(src.TargetColumns) > 0 || r.set["data.label_column"] || r.set["data.target_columns"] {
 		return
 	}
 	if f, err := src.FormatOf(cfg.Data.Train); err != nil || f != "csv" {
 		return
 	}
-	if cols, err := data.CSVColumns(cfg.Data.Train); err == nil && slices.Contains(cols, "label") {
+	cols, err := data.CSVColumns(cfg.Data.Train)
+	switch {
+	case err != nil:
+	case slices.Contains(cols, "label"):
 		choose(r, "data.label_column", &cfg.Data.LabelColumn, "label")
+	case slices.Contains(cols, "target") && cfg.Model.Task != model.TaskClassify:
+		choose(r, "data.target_columns", &cfg.Data.TargetColumns, []string{"target"})
 	}
 }
 

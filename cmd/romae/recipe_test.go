@@ -377,6 +377,22 @@ func TestFinetuneLabels(t *testing.T) {
 	if spec := runSpec(t, run); !slices.Equal(spec.Classes, []string{"fast", "slow"}) {
 		t.Errorf("classes %v", spec.Classes)
 	}
+	// A "target" column (and no "label") is a regression target.
+	var b strings.Builder
+	b.WriteString("id,time,value,target\n")
+	for i := range 8 {
+		for k := range 10 {
+			fmt.Fprintf(&b, "s%d,%d,%g,%d\n", i, k, float64(i)+0.1*float64(k), i)
+		}
+	}
+	targets := filepath.Join(dir, "targets.csv")
+	os.WriteFile(targets, []byte(b.String()), 0o644)
+	_, errOut, code = runMain(t, append([]string{"finetune", "--data", targets, "--out", filepath.Join(dir, "reg")}, tiny...)...)
+	if code != 0 || !strings.Contains(errOut, "data.target_columns=[target]") {
+		t.Errorf("a target column: exit %d, %q", code, errOut)
+	} else if spec := runSpec(t, filepath.Join(dir, "reg")); !slices.Equal(spec.Source.TargetColumns, []string{"target"}) || spec.TargetStats == nil {
+		t.Errorf("a target column: spec targets %v, stats %v", spec.Source.TargetColumns, spec.TargetStats)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
