@@ -42,7 +42,9 @@ func taskBaselines(u *using, l *loaded, trainPath string) (map[string]float64, e
 	}
 	out := map[string]float64{}
 	if c := baseline.FullDTWCost(tr, te); c > baseline.MaxFullDTW {
-		fmt.Fprintf(os.Stderr, "romae: --baselines: 1-NN DTW left out: full-window DTW of every test series against every training series is %.2g cell updates, past the %.0g bound (hours on a few cores); the other baselines follow\n", c, baseline.MaxFullDTW)
+		fmt.Fprintf(os.Stderr, "romae: --baselines: 1-NN DTW left out: full-window DTW of every test series against every training series is %.2g cell updates (× values per cell + 2), past the %.0g bound (more than a few minutes on two cores); the other baselines follow\n", c, baseline.MaxFullDTW)
+	} else if c > baseline.MaxFullDTW/10 {
+		fmt.Fprintf(os.Stderr, "romae: --baselines: full-window 1-NN DTW of every test series against every training series (%.2g cell updates × values per cell + 2) takes a minute or more; the results follow\n", c)
 	}
 	switch l.m.Cfg.Task {
 	case model.TaskClassify:
