@@ -3,6 +3,9 @@ package data
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"reflect"
+	"slices"
 	"strings"
 )
 
@@ -155,4 +158,39 @@ func (s *Spec) Prepare(ds *Dataset, path string) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
+}
+
+// Differences names, as settings, how o reads and scales its file
+// otherwise than s: the training file, data.normalize (statistics present
+// or not, or other statistics), and each Source option by its JSON name
+// ("data.series_patch 4 → 8"). It is what a resumed run says when its
+// training set is not the checkpoint's.
+func (s *Spec) Differences(o *Spec) []string {
+	var diffs []string
+	if s.Train != o.Train {
+		diffs = append(diffs, fmt.Sprintf("data.train %s → %s", s.Train, o.Train))
+	}
+	switch {
+	case (s.Stats == nil) != (o.Stats == nil):
+		diffs = append(diffs, fmt.Sprintf("data.normalize %v → %v", s.Stats != nil, o.Stats != nil))
+	case s.Stats != nil && !reflect.DeepEqual(s.Stats, o.Stats):
+		diffs = append(diffs, "data.normalize's statistics (another file's values)")
+	}
+	var a, b map[string]any
+	ja, _ := json.Marshal(s.Source)
+	jb, _ := json.Marshal(o.Source)
+	json.Unmarshal(ja, &a)
+	json.Unmarshal(jb, &b)
+	keys := slices.Sorted(maps.Keys(b))
+	for k := range a {
+		if _, ok := b[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	for _, k := range keys {
+		if !reflect.DeepEqual(a[k], b[k]) {
+			diffs = append(diffs, fmt.Sprintf("data.%s %v → %v", k, a[k], b[k]))
+		}
+	}
+	return diffs
 }

@@ -335,3 +335,26 @@ func TestAugmentWarp(t *testing.T) {
 		t.Error("every sample stretched alike")
 	}
 }
+
+// A resumed run on other data names the settings that made it other.
+func TestSpecDifferences(t *testing.T) {
+	base := Spec{Train: "a.ts", Stats: &Stats{Mean: []float64{1}, Std: []float64{2}}, Source: Source{Format: "auto", SeriesPatch: 4}}
+	for _, tc := range []struct {
+		name string
+		edit func(*Spec)
+		want []string
+	}{
+		{"same", func(*Spec) {}, nil},
+		{"other file", func(s *Spec) { s.Train = "b.ts" }, []string{"data.train a.ts → b.ts"}},
+		{"normalize off", func(s *Spec) { s.Stats = nil }, []string{"data.normalize true → false"}},
+		{"other statistics", func(s *Spec) { s.Stats = &Stats{Mean: []float64{0}, Std: []float64{2}} }, []string{"data.normalize's statistics (another file's values)"}},
+		{"patch and drop", func(s *Spec) { s.Source.SeriesPatch, s.Source.DropFraction = 8, 0.3 }, []string{"data.drop_fraction 0 → 0.3", "data.series_patch 4 → 8"}},
+	} {
+		o := base
+		o.Stats = &Stats{Mean: []float64{1}, Std: []float64{2}}
+		tc.edit(&o)
+		if got := base.Differences(&o); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

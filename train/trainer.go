@@ -569,7 +569,11 @@ func (t *Trainer) readLast(st *state) (*model.Model[float32], *model.Checkpoint,
 			return nil, nil, fmt.Errorf("%s: %s: %w", path, metaConfig, err)
 		}
 	}
-	return m, ck, t.sameSteps(path, st)
+	var changed []string
+	if before, found, err := data.SpecFromMeta(ck.Meta); err == nil && found && t.Data != nil {
+		changed = before.Differences(t.Data)
+	}
+	return m, ck, t.sameSteps(path, st, changed)
 }
 
 // resume loads out/last.safetensors into the model, optimiser and state.
@@ -601,8 +605,13 @@ func (t *Trainer) resume(opt optim.Optimizer, st *state) (bool, error) {
 // sameSteps refuses to resume a checkpoint whose steps were counted over
 // another number of training samples or another batch size: its step and
 // epoch would not name the same place in the schedule, or in the data.
-func (t *Trainer) sameSteps(path string, st *state) error {
+// changed names the data settings that differ from the checkpoint's run.
+func (t *Trainer) sameSteps(path string, st *state, changed []string) error {
 	again := "; resume with the run's own, or start over (--overwrite)"
+	why := "another data file or data setting such as data.normalize"
+	if len(changed) > 0 {
+		why = strings.Join(changed, ", ")
+	}
 	bs := st.BatchSize
 	if bs == 0 && t.resumedCfg != nil { // checkpoints written before state kept it
 		bs = t.resumedCfg.BatchSize
@@ -611,10 +620,10 @@ func (t *Trainer) sameSteps(path string, st *state) error {
 		return fmt.Errorf("%s: written by a run with train.batch_size %d, this one has %d: its step count is in those batches%s", path, bs, t.Cfg.BatchSize, again)
 	}
 	if n := len(t.Train.Samples); st.Samples != 0 && st.Samples != n {
-		return fmt.Errorf("%s: written by a run with %d training samples, this one has %d (another data file or data setting)%s", path, st.Samples, n, again)
+		return fmt.Errorf("%s: written by a run with %d training samples, this one has %d (%s)%s", path, st.Samples, n, why, again)
 	}
 	if st.Data != 0 && st.Data != t.trainPrint() {
-		return fmt.Errorf("%s: written by a run on other training data: the same number of samples (%d), other series, labels or targets (another data file, or another data setting such as data.normalize)%s", path, st.Samples, again)
+		return fmt.Errorf("%s: written by a run on other training data: the same number of samples (%d), other series, labels or targets (%s)%s", path, st.Samples, why, again)
 	}
 	perEpoch := (len(t.Train.Samples) + t.Cfg.BatchSize - 1) / t.Cfg.BatchSize
 	if s := st.Step - st.Epoch*perEpoch; s < 0 || s > perEpoch {

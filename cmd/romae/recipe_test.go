@@ -408,3 +408,17 @@ func TestFinetuneLabels(t *testing.T) {
 		}
 	}
 }
+
+// Resuming with the data read otherwise (data.normalize off: as many
+// series, other values) is refused, naming the setting.
+func TestResumeNamesChangedDataSetting(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ft")
+	args := []string{"--data.train", trainTS, "--data.folds", "1", "--model.size", "24,2,1,48", "--train.epochs", "1", "--train.progress", "none", "--train.out", dir}
+	if _, err := capture(t, cmdFinetune, args...); err != nil {
+		t.Fatal(err)
+	}
+	_, err := capture(t, cmdFinetune, append(args, "--train.resume", "--train.epochs", "2", "--data.normalize=false")...)
+	if err == nil || !strings.Contains(err.Error(), "other training data") || !strings.Contains(err.Error(), "data.normalize true → false") {
+		t.Errorf("resumed with data.normalize off: %v", err)
+	}
+}

@@ -37,7 +37,7 @@ func (t *trainingRun) runHoldoutThenRefit(ctx context.Context, m, pm *model.Mode
 	}
 	all := data.Concat(tr, val)
 	if err == nil && cfg.Train.Resume {
-		err = (&train.Trainer{Cfg: cfg.Train, Model: refit, Train: all}).CheckResume()
+		err = (&train.Trainer{Cfg: cfg.Train, Model: refit, Train: all, Data: spec}).CheckResume()
 	}
 	if err != nil {
 		return endRank(comm, err)
