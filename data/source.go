@@ -2,6 +2,7 @@ package data
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -269,4 +270,12 @@ func MatchClasses(ds *Dataset, names []string) error {
 func (s Source) Unlabelled() Source {
 	s.LabelColumn, s.LabelsFile, s.TargetColumns, s.LabelKey = "", "", nil, "-"
 	return s
+}
+
+// IsChannelIndex reports whether c, a position's channel coordinate, is
+// one of n channels' indices 0..n−1. Commands and the server refuse any
+// other (7, −1, 0.5, NaN): the encoder never saw a channel there, and its
+// answer would be confident and meaningless.
+func IsChannelIndex(c float64, n int) bool {
+	return c >= 0 && c < float64(n) && c == math.Trunc(c)
 }

@@ -358,3 +358,16 @@ func TestSpecDifferences(t *testing.T) {
 		}
 	}
 }
+
+// Channel coordinates the commands and the server accept: the indices
+// 0..n−1 and nothing else.
+func TestIsChannelIndex(t *testing.T) {
+	for _, tc := range []struct {
+		c    float64
+		want bool
+	}{{0, true}, {2, true}, {3, false}, {-1, false}, {0.5, false}, {math.NaN(), false}, {math.Inf(1), false}, {math.Inf(-1), false}} {
+		if got := IsChannelIndex(tc.c, 3); got != tc.want {
+			t.Errorf("IsChannelIndex(%v, 3) = %v", tc.c, got)
+		}
+	}
+}

@@ -247,7 +247,7 @@ func (m *Model) checkChannels(req *request) error {
 	D, n := m.Net.Cfg.PosDims, len(m.channels)
 	check := func(pos []float32, field string, i int) error {
 		for k := 0; k < len(pos); k += D {
-			if c := pos[k]; c < 0 || c >= float32(n) || c != float32(int(c)) {
+			if c := pos[k]; !data.IsChannelIndex(float64(c), n) {
 				return &badRequest{fmt.Sprintf("samples[%d].%s[%d].position[0]: %v is not a channel index: the model's channels are %s",
 					i, field, k/D, c, channelList(m.channels))}
 			}

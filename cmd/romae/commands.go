@@ -927,9 +927,7 @@ func (c columns) parsePosition(a int, s string) (float32, error) {
 		}
 		return 0, fmt.Errorf("position %q is not a finite number", s)
 	}
-	// As serve does: the encoder never saw a channel at 7, −1 or 0.5, and
-	// its answer there would be confident and meaningless.
-	if named && (v < 0 || v >= float64(len(c.channels)) || v != math.Trunc(v)) {
+	if named && !data.IsChannelIndex(v, len(c.channels)) { // as serve refuses it
 		return 0, fmt.Errorf("channel %s is not one of the model's channels: %s (or their indices 0 to %d)", s, strings.Join(c.channels, ", "), len(c.channels)-1)
 	}
 	return float32(v), nil
