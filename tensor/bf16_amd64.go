@@ -320,6 +320,7 @@ func kBlocksFor(l1d, l2 int) (fp32, bf16, amx int) {
 func setKBlocks(l1d, l2 int) {
 	asmKC, dpbfLayout.kc, amxLayout.kc = kBlocksFor(l1d, l2)
 	asmKCAT = kBlockAT(l1d, asmKC)
+	kcL1 = kBlock(l1d, 1<<30, 1, asmMR, 4, asmKC)
 	avx2KChunk = sliverChunk(l1d, asmNR*4)
 	asmL1D = l1d
 }
@@ -632,7 +633,7 @@ func kSplits(backend string) []int {
 	case "avx512":
 		return []int{asmKC, asmKCAT}
 	case "avx2":
-		return []int{asmKC, asmKCAT, avx2KChunk}
+		return []int{asmKC, asmKCAT, avx2KChunk, kcL1}
 	}
 	return nil
 }

@@ -189,27 +189,54 @@ var asmBufs = make(bufPool[float32], 32)
 // block of op(B), then compute with it. Packing block by block rather
 // than all of op(B) first keeps the packed block in L2 for the compute
 // that follows; for the weight gradients (k = batch × tokens) op(B) is
-// megabytes and, packed whole, came back from memory.
-func serialAsm(t tileKernel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	kc := serialKC(t, transA, k)
+// megabytes and, packed whole, came back from memory. The k block is
+// that of a product nAll columns wide (serial).
+func serialAsm(t tileKernel, nAll int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	kc := productKC(t, transA, nAll, k)
 	bp := asmBufs.get(asmPackedLen(n, min(k, kc)))
 	forKBlocks(transA, transB, k, kc, lda, ldb, beta, func(kb, aOff, bOff int, bet float32) {
-		asmPackB(transB, b[bOff:], ldb, n, kb, *bp)
-		asmCompute(t, transA, m, n, kb, alpha, a[aOff:], lda, *bp, bet, c, ldc)
+		asmPackB(transB, b[bOff:], ldb, n, kb, kc, *bp)
+		asmCompute(t, transA, m, n, kb, kc, alpha, a[aOff:], lda, *bp, bet, c, ldc)
 	})
 	asmBufs.put(bp)
 }
 
-// serialKC is serialAsm's k block for a product of depth k.
-func serialKC(t tileKernel, transA bool, k int) int {
-	if !transA || !asmDirectAT || t != tileFMA {
-		return asmKC
+// productKC is the k block of one product, op(B) n columns wide and k
+// deep, on tiles t: asmKC, the block of the widest products, unless
+//   - op(A) = Aᵀ is read in place by the 8-row tiles: kBlockAT's, in
+//     even blocks (evenKBlocks);
+//   - the AVX2 tiles run a narrower op(B) (narrowKBlocks): asmKC is
+//     bounded by the packed block of asmNC columns filling 3/4 of L2 (a
+//     Zen 3's 512 KiB gives 128), and a product of n columns can take
+//     asmKC·asmNC/n steps in the same space, up to kBlock's L1d bound on
+//     the A panel (kcL1), in even blocks. So attention's products over
+//     k = 201 keys (n = 60) run as one block, not 128 + 73, and the
+//     products into 180 columns (k = 180, 540 and 720) in blocks of 180
+//     and 240 instead of 128 and a remainder. Where the L1d bound already
+//     set asmKC (every CPU with AVX-512 seen so far, which run the
+//     AVX-512 tiles) that is asmKC, cut into even blocks.
+func productKC(t tileKernel, transA bool, n, k int) int {
+	switch {
+	case transA && asmDirectAT && t == tileFMA:
+		if evenKBlocks {
+			return evenBlocks(k, asmKCAT)
+		}
+		return asmKCAT
+	case !transA && t == tileFMA256 && narrowKBlocks:
+		w := min((n+asmNR-1)/asmNR*asmNR, asmNC)
+		return evenBlocks(k, max(min(asmKC*asmNC/w&^31, kcL1, 512), asmKC))
 	}
-	if evenKBlocks {
-		return evenBlocks(k, asmKCAT)
-	}
-	return asmKCAT
+	return asmKC
 }
+
+// kcL1 is kBlock's L1d bound alone: the deepest k block whose 8-row A
+// panel takes at most a quarter of L1d (setKBlocks).
+var kcL1 int
+
+// narrowKBlocks lets productKC give the AVX2 tiles' products narrower
+// than asmNC their deeper k blocks (false: asmKC for all), a variable so
+// BenchmarkSgemmNarrowKBlocks can compare both.
+var narrowKBlocks = true
 
 // forKBlocks runs block for each k block of kc: its depth kb, where that
 // block of op(A) and op(B) starts in a and b, and the beta it applies
@@ -237,20 +264,20 @@ func forKBlocks(transA, transB bool, k, kc, lda, ldb int, beta float32, block fu
 // every element is summed as on one core (the weight gradients' blocks,
 // kBlockAT, are not asmKC's).
 func asmParallelM(t tileKernel, w int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	kc := serialKC(t, transA, k)
+	kc := productKC(t, transA, n, k)
 	bp := asmBufs.get(asmPackedLen(n, min(k, kc)))
 	forKBlocks(transA, transB, k, kc, lda, ldb, beta, func(kb, aOff, bOff int, bet float32) {
-		asmPackBParallel(transB, b[bOff:], ldb, n, kb, *bp)
-		asmComputeM(t, w, transA, m, n, kb, alpha, a[aOff:], lda, *bp, bet, c, ldc)
+		asmPackBParallel(transB, b[bOff:], ldb, n, kb, kc, *bp)
+		asmComputeM(t, w, transA, m, n, kb, kc, alpha, a[aOff:], lda, *bp, bet, c, ldc)
 	})
 	asmBufs.put(bp)
 }
 
 // asmComputeM is asmCompute split over w workers in row chunks of whole
 // panels (rowChunks), all reading the same packed op(B).
-func asmComputeM(t tileKernel, w int, transA bool, m, n, k int, alpha float32, a []float32, lda int, bp []float32, beta float32, c []float32, ldc int) {
+func asmComputeM(t tileKernel, w int, transA bool, m, n, k, kc int, alpha float32, a []float32, lda int, bp []float32, beta float32, c []float32, ldc int) {
 	if w <= 1 { // no closure to allocate: GemmPackedSerial runs per chunk of rows
-		asmCompute(t, transA, m, n, k, alpha, a, lda, bp, beta, c, ldc)
+		asmCompute(t, transA, m, n, k, kc, alpha, a, lda, bp, beta, c, ldc)
 		return
 	}
 	rowChunks(w, m, t.panelRows(), func(i0, i1 int) {
@@ -258,7 +285,7 @@ func asmComputeM(t tileKernel, w int, transA bool, m, n, k int, alpha float32, a
 		if transA {
 			aOff = i0
 		}
-		asmCompute(t, transA, i1-i0, n, k, alpha, a[aOff:], lda, bp, beta, c[i0*ldc:], ldc)
+		asmCompute(t, transA, i1-i0, n, k, kc, alpha, a[aOff:], lda, bp, beta, c[i0*ldc:], ldc)
 	})
 }
 
@@ -279,28 +306,41 @@ func asmActive() bool {
 	return ok
 }
 
-// packWeight32 is PackWeight's float32 layout: op(B) = Wᵀ as asmPackB
-// lays it out (in dst's memory when it is large enough), or nil when
-// products do not run on the assembly driver. Both of its tile kinds read
-// the same layout.
-func packWeight32(dst, w []float32, n, k int) []float32 {
-	if !asmActive() {
-		return nil
-	}
-	d := bufs.Resize(dst, asmPackedLen(n, k))
-	asmPackBParallel(true, w, k, n, k, d)
-	return d
-}
-
-// gemmPacked32 is GemmPacked on the packed layout: Sgemm's M split over
-// w workers without the pack. False when products do not run on the
-// assembly driver now (the back end or precision changed after packing).
-func gemmPacked32(w, m, n, k int, alpha float32, a []float32, lda int, bp []float32, beta float32, c []float32, ldc int) bool {
+// packedKC32 is the k block a float32 weight packed now for an op(B) of
+// n columns and k deep is laid out in: productKC's on the tiles float32
+// products run on, so GemmPacked gives Gemm's bits; 0 when they do not
+// run on the assembly driver.
+func packedKC32(n, k int) int {
 	t, ok := asmTile()
 	if !ok {
+		return 0
+	}
+	return productKC(t, false, n, k)
+}
+
+// packWeight32 is PackWeight's float32 layout: op(B) = Wᵀ as asmPackB
+// lays it out in k blocks of kc (packedKC32; in dst's memory when it is
+// large enough), or nil when products do not run on the assembly driver.
+func packWeight32(dst, w []float32, n, k int) (packed []float32, kc int) {
+	kc = packedKC32(n, k)
+	if kc == 0 {
+		return nil, 0
+	}
+	d := bufs.Resize(dst, asmPackedLen(n, k))
+	asmPackBParallel(true, w, k, n, k, kc, d)
+	return d, kc
+}
+
+// gemmPacked32 is GemmPacked on the packed layout (k blocks of kc):
+// Sgemm's M split over w workers without the pack. False when products
+// do not run on the assembly driver now, or take other k blocks (the back
+// end or precision changed after packing).
+func gemmPacked32(w, m, n, k, kc int, alpha float32, a []float32, lda int, bp []float32, beta float32, c []float32, ldc int) bool {
+	t, ok := asmTile()
+	if !ok || productKC(t, false, n, k) != kc {
 		return false
 	}
-	asmComputeM(t, w, false, m, n, k, alpha, a, lda, bp, beta, c, ldc)
+	asmComputeM(t, w, false, m, n, k, kc, alpha, a, lda, bp, beta, c, ldc)
 	return true
 }
 
@@ -312,37 +352,37 @@ func asmPackedLen(n, k int) int { return (n + asmNR - 1) / asmNR * asmNR * k }
 // in every product: a fifth of a lone 200-token forward pass's CPU time,
 // while the other core waited (the weights come from memory once per pass
 // and the transposing pack runs well below memory bandwidth).
-func asmPackBParallel(transB bool, b []float32, ldb, n, k int, dst []float32) {
-	// A sliver is up to asmKC×32 floats, several µs to pack: worth a
+func asmPackBParallel(transB bool, b []float32, ldb, n, k, kc int, dst []float32) {
+	// A sliver is up to kc×32 floats, several µs to pack: worth a
 	// hand-off from 4 of them.
-	ParallelFor(asmSlivers(n, k), 2, func(lo, hi int) {
+	ParallelFor(asmSlivers(n, k, kc), 2, func(lo, hi int) {
 		for u := lo; u < hi; u++ {
-			asmPackSliver(transB, b, ldb, n, k, u, dst)
+			asmPackSliver(transB, b, ldb, n, k, kc, u, dst)
 		}
 	})
 }
 
 // asmPackB packs all of op(B) (k×n) as slivers in the order asmCompute
-// reads them: column blocks of asmNC, then k blocks of asmKC, then 32-wide
-// slivers of kb×32 floats.
-func asmPackB(transB bool, b []float32, ldb, n, k int, dst []float32) {
-	if !transB && k <= asmKC && hasAVX512 && packBByRows {
+// reads them: column blocks of asmNC, then k blocks of kc (asmKC, or
+// productKC's for one product), then 32-wide slivers of kb×32 floats.
+func asmPackB(transB bool, b []float32, ldb, n, k, kc int, dst []float32) {
+	if !transB && k <= kc && hasAVX512 && packBByRows {
 		packBRows32(b, ldb, n, k, dst)
 		return
 	}
-	for u := range asmSlivers(n, k) {
-		asmPackSliver(transB, b, ldb, n, k, u, dst)
+	for u := range asmSlivers(n, k, kc) {
+		asmPackSliver(transB, b, ldb, n, k, kc, u, dst)
 	}
 }
 
 // asmSlivers is how many slivers asmPackB lays op(B) (k×n) out in.
-func asmSlivers(n, k int) int { return sliverCount(n, k, asmKC, asmNR) }
+func asmSlivers(n, k, kc int) int { return sliverCount(n, k, kc, asmNR) }
 
 // asmPackSliver packs sliver u of asmPackB's layout into its place in dst:
 // its column block starts jc·k floats in (the blocks before it are full),
 // its k block pc·sl·32 floats into that (ditto).
-func asmPackSliver(transB bool, b []float32, ldb, n, k, u int, dst []float32) {
-	s := sliverAt(u, n, k, asmKC, asmNC, asmNR)
+func asmPackSliver(transB bool, b []float32, ldb, n, k, kc, u int, dst []float32) {
+	s := sliverAt(u, n, k, kc, asmNC, asmNR)
 	off := s.jc*k + s.pc*s.sl*asmNR + s.js*s.kb
 	packB(transB, b, ldb, s.pc, s.jc+s.js, s.kb, s.w, asmNR, dst[off:off+s.kb*asmNR])
 }
@@ -369,18 +409,18 @@ func sliverAt(u, n, k, kc, nc, nr int) sliver {
 	return sliver{jc: jc, sl: sl, pc: pc, kb: min(kc, k-pc), js: js, w: min(nr, nb-js)}
 }
 
-// asmCompute is C = alpha·op(A)·B + beta·C with B packed by asmPackB, on
-// fp32 tiles t (tileFMA or tileFMA256).
-func asmCompute(t tileKernel, transA bool, m, n, k int, alpha float32, a []float32, lda int, bpk []float32, beta float32, c []float32, ldc int) {
-	abp, outp := asmBufs.get(asmMC*asmKC), asmBufs.get(256)
+// asmCompute is C = alpha·op(A)·B + beta·C with B packed by asmPackB in
+// k blocks of kc, on fp32 tiles t (tileFMA or tileFMA256).
+func asmCompute(t tileKernel, transA bool, m, n, k, kc int, alpha float32, a []float32, lda int, bpk []float32, beta float32, c []float32, ldc int) {
+	abp, outp := asmBufs.get(asmMC*kc), asmBufs.get(256)
 	abuf, out := *abp, (*[256]float32)(*outp)
 	off := 0
 	mr := t.panelRows()
 	mc := asmMC - asmMC%mr
 	for jc := 0; jc < n; jc += asmNC {
 		nb := min(asmNC, n-jc)
-		for pc := 0; pc < k; pc += asmKC {
-			kb := min(asmKC, k-pc)
+		for pc := 0; pc < k; pc += kc {
+			kb := min(kc, k-pc)
 			bbuf := bpk[off:]
 			off += (nb + asmNR - 1) / asmNR * asmNR * kb
 			_ = bpk[off-1] // bounds: the block's slivers

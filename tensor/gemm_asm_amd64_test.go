@@ -84,7 +84,7 @@ func TestPackBRows32(t *testing.T) {
 			}
 			defer func(v bool) { packBByRows = v }(packBByRows)
 			packBByRows = false
-			asmPackB(false, b, tc.ldb, tc.n, tc.k, want)
+			asmPackB(false, b, tc.ldb, tc.n, tc.k, asmKC, want)
 			packBRows32(b, tc.ldb, tc.n, tc.k, got)
 			for i := range want {
 				if got[i] != want[i] {
@@ -154,8 +154,8 @@ func TestAsmPackBParallel(t *testing.T) {
 				for i := range got {
 					got[i], want[i] = -1, -2 // every element must be written
 				}
-				asmPackB(transB, b, ldb, tc.n, tc.k, want)
-				asmPackBParallel(transB, b, ldb, tc.n, tc.k, got)
+				asmPackB(transB, b, ldb, tc.n, tc.k, asmKC, want)
+				asmPackBParallel(transB, b, ldb, tc.n, tc.k, asmKC, got)
 				for i := range want {
 					if got[i] != want[i] {
 						t.Fatalf("packed[%d] = %v, want %v", i, got[i], want[i])
@@ -169,7 +169,7 @@ func TestAsmPackBParallel(t *testing.T) {
 					a[i] = float32(i%5 - 2)
 				}
 				c := make([]float32, m*tc.n)
-				asmCompute(tileFMA, false, m, tc.n, tc.k, 1, a, tc.k, got, 0, c, tc.n)
+				asmCompute(tileFMA, false, m, tc.n, tc.k, asmKC, 1, a, tc.k, got, 0, c, tc.n)
 				for i := range m {
 					for j := range tc.n {
 						var sum, mag float64
@@ -383,5 +383,96 @@ func TestSliversOuter(t *testing.T) {
 	}
 	if !ran && asmL1D >= (asmNR+32)*180*4 {
 		t.Fatal("no product ran with its slivers outermost")
+	}
+}
+
+// TestProductKC: on a Zen 3's caches (32 KiB L1d, 512 KiB L2) the AVX2
+// tiles' products narrower than asmNC take deeper k blocks than asmKC, in
+// even blocks, up to the L1d bound; where the L1d bound already sets
+// asmKC (a Zen 4's or the Xeon's caches) they take asmKC in even blocks;
+// the AVX-512 tiles and the weight gradients keep theirs. On the Zen 3 caches the avx2
+// back end's products stay correct (checkSgemm) and the fused linear
+// backward stays bit for bit the two products (its dIn reads W packed in
+// productKC's blocks), and so do weights packed once (GemmPacked).
+func TestProductKC(t *testing.T) {
+	t.Cleanup(func() { setKBlocks(cpuInfo.L1D, cpuInfo.L2) })
+	for _, c := range []struct {
+		name    string
+		l1d, l2 int
+		tile    tileKernel
+		transA  bool
+		n, k    int
+		want    int
+	}{
+		{"zen3", 32 << 10, 512 << 10, tileFMA256, false, 60, 201, 201},  // attention's P·V: one block, not 128 + 73
+		{"zen3", 32 << 10, 512 << 10, tileFMA256, false, 180, 720, 240}, // 3 × 240, not 5 × 128 + 80
+		{"zen3", 32 << 10, 512 << 10, tileFMA256, false, 180, 180, 180},
+		{"zen3", 32 << 10, 512 << 10, tileFMA256, false, 540, 180, 90}, // 128·768/544 = 180 → 160: 90 + 90
+		{"zen3", 32 << 10, 512 << 10, tileFMA256, false, 720, 720, 120},
+		{"zen3", 32 << 10, 512 << 10, tileFMA256, true, 180, 6400, 128}, // weight gradient: asmKC
+		{"zen3", 32 << 10, 512 << 10, tileFMA, false, 60, 201, 128},     // AVX-512 tiles: asmKC
+		// The L1d bound sets asmKC: asmKC's depth, in even blocks.
+		{"zen4", 32 << 10, 1 << 20, tileFMA256, false, 60, 201, 201},
+		{"zen4", 32 << 10, 1 << 20, tileFMA256, false, 180, 720, 240},
+		{"xeon", 48 << 10, 2 << 20, tileFMA256, false, 180, 1000, 334},
+		{"xeon", 48 << 10, 2 << 20, tileFMA, false, 180, 1000, 384},
+	} {
+		setKBlocks(c.l1d, c.l2)
+		if got := productKC(c.tile, c.transA, c.n, c.k); got != c.want {
+			t.Errorf("%s caches, tile %d, transA %v, n %d, k %d: k block %d, want %d (asmKC %d)", c.name, c.tile, c.transA, c.n, c.k, got, c.want, asmKC)
+		}
+	}
+
+	if !hasAVX2FMA {
+		t.Skip("the avx2 back end needs AVX2 and FMA; this CPU lacks them")
+	}
+	defer SetBackend(BackendName())
+	defer SetThreads(0)
+	if err := SetBackend("avx2"); err != nil {
+		t.Fatal(err)
+	}
+	setKBlocks(32<<10, 512<<10)
+	checkSgemm(t)
+	SetThreads(2)
+	const n, i, o = 2048, 60, 300 // dIn = dOut·W over k = 300: 150 + 150
+	rng := rand.New(rand.NewPCG(11, 12))
+	dOut, in, w := to32(randSlice(rng, n*o)), to32(randSlice(rng, n*i)), to32(randSlice(rng, o*i))
+	run := func(fuse bool) (dIn, dW []float32) {
+		defer func(v bool) { fuseLinearGrads = v }(fuseLinearGrads)
+		fuseLinearGrads = fuse
+		dIn, dW = make([]float32, n*i), make([]float32, o*i)
+		LinearGrads(dIn, dW, dOut, in, w, n, i, o, false)
+		return dIn, dW
+	}
+	wantIn, wantW := run(false)
+	gotIn, gotW := run(true)
+	for j := range wantIn {
+		if math.Float32bits(gotIn[j]) != math.Float32bits(wantIn[j]) {
+			t.Fatalf("dIn[%d]: %v fused, %v one product after the other", j, gotIn[j], wantIn[j])
+		}
+	}
+	for j := range wantW {
+		if math.Float32bits(gotW[j]) != math.Float32bits(wantW[j]) {
+			t.Fatalf("dW[%d]: %v fused, %v one product after the other", j, gotW[j], wantW[j])
+		}
+	}
+	// X·Wᵀ for a W [180, 720] (k blocks of 240) packed once, as Gemm.
+	x, wt := to32(randSlice(rng, 50*720)), to32(randSlice(rng, 180*720))
+	pw := PackWeight(wt, 180, 720)
+	if !pw.InKernelOrder() {
+		t.Fatal("a weight packed on the avx2 back end is not in its kernel's order")
+	}
+	got, want := make([]float32, 50*180), make([]float32, 50*180)
+	GemmPacked(50, 1, x, 720, pw, 0, got, 180)
+	Gemm(false, true, 50, 180, 720, 1, x, 720, wt, 720, 0, want, 180)
+	for j := range want {
+		if math.Float32bits(got[j]) != math.Float32bits(want[j]) {
+			t.Fatalf("GemmPacked C[%d] = %v, Gemm gives %v", j, got[j], want[j])
+		}
+	}
+	// Packed on other caches (another k block): not read in that order.
+	setKBlocks(48<<10, 2<<20)
+	if pw.InKernelOrder() {
+		t.Error("a weight packed in k blocks of 240 reads as in kernel order under blocks of 360")
 	}
 }

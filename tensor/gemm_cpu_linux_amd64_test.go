@@ -36,7 +36,7 @@ func TestSgemmCPUEfficiency(t *testing.T) {
 			reps := max(1, int(2e9/(2*float64(sh.m*sh.n*sh.k))))
 			c0 := threadCPU()
 			for range reps {
-				s.serial(sh.transA, sh.transB, sh.m, sh.n, sh.k, 1, a, lda, bb, ldb, 0, c, sh.n)
+				s.serial(sh.n, sh.transA, sh.transB, sh.m, sh.n, sh.k, 1, a, lda, bb, ldb, 0, c, sh.n)
 			}
 			g := 2 * float64(sh.m*sh.n*sh.k) * float64(reps) / (threadCPU() - c0) / 1e9
 			line += fmt.Sprintf("  %s %.0f", v, g)

@@ -79,7 +79,7 @@ func (s *simdBackend) Name() string { return s.name }
 // products), and runs small ones inline.
 func (s *simdBackend) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	if m*n*k < simdParallelFMAs {
-		s.serial(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		s.serial(n, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
 	// Pieces of k on one core too: the sums then fall the same way
@@ -90,7 +90,7 @@ func (s *simdBackend) Sgemm(transA, transB bool, m, n, k int, alpha float32, a [
 	}
 	w := workers()
 	if w == 1 {
-		s.serial(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		s.serial(n, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
 	mr, nr := simdMR, s.nr
@@ -124,7 +124,7 @@ func (s *simdBackend) Sgemm(transA, transB bool, m, n, k int, alpha float32, a [
 			if transA {
 				aOff = i0
 			}
-			s.serial(transA, transB, i1-i0, n, k, alpha, a[aOff:], lda, b, ldb, beta, c[i0*ldc:], ldc)
+			s.serial(n, transA, transB, i1-i0, n, k, alpha, a[aOff:], lda, b, ldb, beta, c[i0*ldc:], ldc)
 		})
 		return
 	}
@@ -134,25 +134,28 @@ func (s *simdBackend) Sgemm(transA, transB bool, m, n, k int, alpha float32, a [
 		if transB {
 			bOff = j0 * ldb
 		}
-		s.serial(transA, transB, m, j1-j0, k, alpha, a, lda, b[bOff:], ldb, beta, c[j0:], ldc)
+		s.serial(n, transA, transB, m, j1-j0, k, alpha, a, lda, b[bOff:], ldb, beta, c[j0:], ldc)
 	})
 }
 
 // sgemmSerial is GemmSerial's entry: the single-core product.
 func (s *simdBackend) sgemmSerial(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	s.serial(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	s.serial(n, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 // packBufs recycles serial's B-panel and A-pack buffers.
 var packBufs = make(bufPool[float32], 16)
 
-// serial is the single-core blocked product on already-validated arguments.
-func (s *simdBackend) serial(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+// serial is the single-core blocked product on already-validated
+// arguments; nAll is the whole product's n, which sets the k block
+// (productKC), when this is a chunk of its columns: the same sums on any
+// number of cores.
+func (s *simdBackend) serial(nAll int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	if bf16On.Load() && sgemmBF16(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) {
 		return
 	}
 	if simdAsmKernel {
-		serialAsm(s.tile, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		serialAsm(s.tile, nAll, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
 	bufp := packBufs.get(simdKC*(simdNC+32) + simdMC*simdKC)
@@ -483,9 +486,9 @@ func (s *simdBackend) splitK(p int, transA, transB bool, m, n, k int, alpha floa
 				bOff = k0
 			}
 			if i == 0 {
-				s.serial(transA, transB, m, n, k1-k0, alpha, a[aOff:], lda, b[bOff:], ldb, beta, c, ldc)
+				s.serial(n, transA, transB, m, n, k1-k0, alpha, a[aOff:], lda, b[bOff:], ldb, beta, c, ldc)
 			} else {
-				s.serial(transA, transB, m, n, k1-k0, alpha, a[aOff:], lda, b[bOff:], ldb, 0, buf[(i-1)*m*n:], n)
+				s.serial(n, transA, transB, m, n, k1-k0, alpha, a[aOff:], lda, b[bOff:], ldb, 0, buf[(i-1)*m*n:], n)
 			}
 		}
 	})

@@ -351,3 +351,28 @@ func BenchmarkSgemmSliversOuter(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSgemmNarrowKBlocks compares the AVX2 tiles' products with and
+// without productKC's deeper k blocks for products narrower than asmNC
+// (narrowKBlocks) on the model's shapes, interleaved, reps times each:
+// the blocks differ only where asmKC is set by the L2 (a Zen 3's 512 KiB;
+// ROMAE_CACHES=32K,512K gives it to another CPU). -cpu 1, and the median
+// of the reps, give the steadiest figures on a noisy machine.
+func BenchmarkSgemmNarrowKBlocks(b *testing.B) {
+	if SetBackend("avx2") != nil {
+		b.Skip("no avx2")
+	}
+	defer SetBackend(registry[0].b.Name())
+	const reps = 5
+	for _, sh := range benchShapes {
+		for rep := range reps {
+			for _, narrow := range []bool{false, true} {
+				b.Run(fmt.Sprintf("%s/narrow=%v/rep=%d", sh.name, narrow, rep), func(b *testing.B) {
+					defer func(v bool) { narrowKBlocks = v }(narrowKBlocks)
+					narrowKBlocks = narrow
+					benchShapeRun(b, sh)
+				})
+			}
+		}
+	}
+}

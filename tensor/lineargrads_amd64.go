@@ -96,19 +96,19 @@ type gradsDriver struct {
 // asmGrads is the fp32 tiles' gradsDriver: serialAsm's and asmParallelM's
 // calls.
 func asmGrads(t tileKernel, w, in []float32, i, o int) gradsDriver {
-	wp := asmBufs.get(asmPackedLen(i, o))
-	asmPackBParallel(false, w, i, i, o, *wp)
+	wp, wkc := asmBufs.get(asmPackedLen(i, o)), productKC(t, false, i, o)
+	asmPackBParallel(false, w, i, i, o, wkc, *wp)
 	return gradsDriver{
 		rows: t.panelRows(),
-		kc:   func(k int) int { return serialKC(t, true, k) },
+		kc:   func(k int) int { return productKC(t, true, i, k) },
 		dIn: func(dIn, dOut []float32, rows int, beta float32) {
-			asmCompute(t, false, rows, i, o, 1, dOut, o, *wp, beta, dIn, i)
+			asmCompute(t, false, rows, i, o, wkc, 1, dOut, o, *wp, beta, dIn, i)
 		},
 		dWBlocks: func(kb int) (func(c, dOut []float32, r0, kb int, beta float32), func()) {
 			bp := asmBufs.get(asmPackedLen(i, kb))
 			return func(c, dOut []float32, r0, kb int, beta float32) {
-				asmPackB(false, in[r0*i:], i, i, kb, *bp)
-				asmCompute(t, true, o, i, kb, 1, dOut, o, *bp, beta, c, i)
+				asmPackB(false, in[r0*i:], i, i, kb, kb, *bp)
+				asmCompute(t, true, o, i, kb, kb, 1, dOut, o, *bp, beta, c, i)
 			}, func() { asmBufs.put(bp) }
 		},
 		release: func() { asmBufs.put(wp) },

@@ -25,7 +25,7 @@ func TestNumerics(t *testing.T) {
 		classes := []struct {
 			name    string
 			l1d, l2 int
-		}{{"zen4", 32 << 10, 1 << 20}, {"zen5", 48 << 10, 1 << 20}, {"xeon", 48 << 10, 2 << 20}}
+		}{{"zen3", 32 << 10, 512 << 10}, {"zen4", 32 << 10, 1 << 20}, {"zen5", 48 << 10, 1 << 20}, {"xeon", 48 << 10, 2 << 20}}
 		var seen []Numerics
 		for _, c := range classes {
 			setKBlocks(c.l1d, c.l2)

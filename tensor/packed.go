@@ -24,6 +24,7 @@ type PackedWeight[T Float] struct {
 	w        []T // as stored, [out, in]
 	out, in  int
 	packed   []float32 // op(B) = Wᵀ in the fp32 kernel's order; nil: none
+	kc       int       // the k block packed is laid out in
 	packedBF []uint32  // op(B) = Wᵀ as bf16 pairs in bfKernel's order; nil: none
 	bfKernel int32     // the bf16 kernel packedBF is laid out for
 }
@@ -52,7 +53,8 @@ func (p *PackedWeight[T]) Repack(w []T) {
 		return
 	}
 	bf := p.packedBF
-	p.packed, p.packedBF = packWeight32(p.packed, as32(p.w), p.out, p.in), nil
+	p.packed, p.kc = packWeight32(p.packed, as32(p.w), p.out, p.in)
+	p.packedBF = nil
 	if p.packed == nil {
 		p.packedBF, p.bfKernel = packWeightBF16(bf, as32(p.w), p.out, p.in)
 	}
@@ -62,7 +64,7 @@ func (p *PackedWeight[T]) Repack(w []T) {
 // products run on now; false: GemmPacked reads W as stored, packing it
 // on every call as Gemm does.
 func (p *PackedWeight[T]) InKernelOrder() bool {
-	return is32[T]() && (p.packed != nil && asmActive() || p.packedBF != nil && bf16KernelNow() == p.bfKernel)
+	return is32[T]() && (p.packed != nil && packedKC32(p.out, p.in) == p.kc || p.packedBF != nil && bf16KernelNow() == p.bfKernel)
 }
 
 // Shape is W's [out, in].
@@ -91,7 +93,7 @@ func gemmPacked[T Float](fn string, serial bool, m int, alpha T, a []T, lda int,
 			wk = packedWorkers(m, n, k)
 		}
 		switch {
-		case w.packed != nil && gemmPacked32(wk, m, n, k, float32(alpha), as32(a), lda, w.packed, float32(beta), as32(c), ldc):
+		case w.packed != nil && gemmPacked32(wk, m, n, k, w.kc, float32(alpha), as32(a), lda, w.packed, float32(beta), as32(c), ldc):
 			return
 		case w.packedBF != nil && gemmPackedBF16(wk, w.bfKernel, bfA{f: as32(a), ld: lda}, m, n, k, float32(alpha), w.packedBF, float32(beta), as32(c), ldc):
 			return

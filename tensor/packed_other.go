@@ -5,11 +5,13 @@ package tensor
 // Without the avx512 kernel there is no packed layout: GemmPacked uses W
 // as stored.
 
-func packWeight32(dst, w []float32, n, k int) []float32 { return nil }
+func packWeight32(dst, w []float32, n, k int) ([]float32, int) { return nil, 0 }
+
+func packedKC32(n, k int) int { return 0 }
 
 func asmActive() bool { return false }
 
-func gemmPacked32(w, m, n, k int, alpha float32, a []float32, lda int, bp []float32, beta float32, c []float32, ldc int) bool {
+func gemmPacked32(w, m, n, k, kc int, alpha float32, a []float32, lda int, bp []float32, beta float32, c []float32, ldc int) bool {
 	return false
 }
 
