@@ -324,7 +324,7 @@ func packB(transB bool, b []float32, ldb, pc, j0, kb, w, nr int, d []float32) {
 	}
 }
 
-// packBRows32 packs one k block of op(B) = b (k ≤ asmKC rows of n
+// packBRows32 packs one k block of op(B) = b (k rows of n
 // floats, ldb apart) as asmPackB lays it out, row by row: row p's 32-float
 // pieces go to step p of each sliver (sliver s starts at s·32·k), the
 // last one zero-padded. Sliver by sliver (packB), each sliver walked the
