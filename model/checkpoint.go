@@ -31,9 +31,14 @@ func (m *Model[T]) Save(path string, meta map[string]string, extra []*ckpt.Tenso
 	for k, v := range meta {
 		md[k] = v
 	}
+	delete(md, metaEnsemble) // from a copied metadata: set below for this model alone
+	delete(md, metaPools)
 	tensors := m.paramTensors("")
 	if len(m.others) > 0 {
 		md[metaEnsemble] = fmt.Sprint(m.Members())
+		if ps := m.pools(); ps != "" {
+			md[metaPools] = ps
+		}
 		for k, o := range m.others {
 			tensors = append(tensors, o.paramTensors(fmt.Sprintf(memberTensors, k+1))...)
 		}
@@ -124,7 +129,11 @@ func Load[T tensor.Float](path string) (*Model[T], *Checkpoint, error) {
 	if err := m.loadTensors(f, path); err != nil {
 		return nil, nil, err
 	}
-	if err := m.loadEnsemble(f, path, members); err != nil {
+	pools, err := memberPools(f.Metadata, path, members, cfg.Pool)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := m.loadEnsemble(f, path, members, pools); err != nil {
 		return nil, nil, err
 	}
 	// The remaining tensors (optimiser state) are read now, so that the

@@ -126,6 +126,8 @@ func cmdFinetune(ctx context.Context, args []string) error {
 		mc.AttnDropout, mc.HiddenDropout, mc.HeadDropout, mc.DropPath = cfg.Model.AttnDropout, cfg.Model.HiddenDropout, cfg.Model.HeadDropout, cfg.Model.DropPath
 	}
 	switch {
+	case cfg.Model.Pool == poolMixed:
+		mc.Pool = model.PoolMean // fold 1's; foldConfig gives every second fold meanmax
 	case cfg.Model.Pool != "auto":
 		mc.Pool = cfg.Model.Pool
 	case tr.TargetPerToken:

@@ -40,7 +40,7 @@ type modelSection struct {
 	RoPEBase      float64        `yaml:"rope_base" help:"RoPE base"`
 	UseCLS        bool           `yaml:"use_cls" help:"prepend a learned [CLS] token at position 0"`
 	Task          string         `yaml:"task" help:"fine-tuning task: auto (classify when the data has labels, regress when it has targets), classify or regress"`
-	Pool          string         `yaml:"pool" help:"fine-tuning head input: auto, cls, mean, max (per-feature maximum over the tokens), meanmax (both, concatenated), or token (per-token regression)"`
+	Pool          string         `yaml:"pool" help:"fine-tuning head input: auto, cls, mean, max (per-feature maximum over the tokens), meanmax (both, concatenated), mixed (data.folds models alternate mean and meanmax, a classifier's default from scratch; one model: mean), or token (per-token regression)"`
 	NormEps       float64        `yaml:"rmsnorm_eps" help:"RMSNorm ε"`
 	NormTargets   bool           `yaml:"normalize_targets" help:"pre-training: per-patch normalised reconstruction targets (needs ≥ 2 values per token)"`
 	AttnDropout   float64        `yaml:"attn_dropout" help:"dropout on attention probabilities"`

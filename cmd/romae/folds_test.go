@@ -109,3 +109,42 @@ func TestInterruptFoldsSideBySide(t *testing.T) {
 		}
 	}
 }
+
+// TestFoldPoolsMixed: under model.pool mixed every second fold model
+// pools mean and max together, the others the mean, and the run's
+// ensemble records each member's pool (model's TestEnsemble: loaded with
+// them, it averages the members' outputs). Under model.pool mean every
+// fold pools the mean.
+func TestFoldPoolsMixed(t *testing.T) {
+	for _, c := range []struct {
+		pool      string
+		want      []string
+		metaPools string
+	}{
+		{"mixed", []string{model.PoolMean, model.PoolMeanMax, model.PoolMean}, "mean,meanmax,mean"},
+		{"mean", []string{model.PoolMean, model.PoolMean, model.PoolMean}, ""},
+	} {
+		dir := filepath.Join(t.TempDir(), "ft")
+		if _, err := capture(t, cmdFinetune, "--data.train", trainTS, "--data.folds", "3", "--model.pool", c.pool,
+			"--model.size", "24,2,1,48", "--train.epochs", "2", "--train.progress", "none", "--train.out", dir); err != nil {
+			t.Fatalf("model.pool %s: %v", c.pool, err)
+		}
+		for k, want := range c.want {
+			m, _, err := model.Load[float32](foldDir(dir, k+1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Cfg.Pool != want {
+				t.Errorf("model.pool %s: fold %d pools %s, want %s", c.pool, k+1, m.Cfg.Pool, want)
+			}
+		}
+		ens, ck, err := model.Load[float32](filepath.Join(dir, train.BestFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ens.Members() != 3 || ens.Cfg.Pool != model.PoolMean || ck.Meta["romae.ensemble.pools"] != c.metaPools {
+			t.Errorf("model.pool %s: the ensemble has %d members, the first pooling %s, member pools %q; want 3, mean, %q",
+				c.pool, ens.Members(), ens.Cfg.Pool, ck.Meta["romae.ensemble.pools"], c.metaPools)
+		}
+	}
+}

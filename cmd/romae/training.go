@@ -150,8 +150,8 @@ func (s *modelSection) check() error {
 	if !slices.Contains([]string{"auto", model.TaskClassify, model.TaskRegress}, s.Task) {
 		return fmt.Errorf("model.task %q: want auto, classify or regress", s.Task)
 	}
-	if !slices.Contains([]string{"auto", model.PoolCLS, model.PoolMean, model.PoolMax, model.PoolMeanMax, model.PoolToken}, s.Pool) {
-		return fmt.Errorf("model.pool %q: want auto, cls, mean, max, meanmax or token", s.Pool)
+	if !slices.Contains([]string{"auto", model.PoolCLS, model.PoolMean, model.PoolMax, model.PoolMeanMax, poolMixed, model.PoolToken}, s.Pool) {
+		return fmt.Errorf("model.pool %q: want auto, cls, mean, max, meanmax, mixed or token", s.Pool)
 	}
 	return nil
 }
