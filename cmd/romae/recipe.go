@@ -255,7 +255,15 @@ func (r *recipe) applyTrainRecipe(cfg *runConfig, n, nVal int, task string, from
 		choose(r, "model.size", &cfg.Model.Size, size)
 	}
 	if task != model.TaskPretrain && fromScratch {
-		choose(r, "model.pool", &cfg.Model.Pool, model.PoolMean)
+		// A classifier's fold models alternate mean and meanmax pooling
+		// (foldConfig): the ensemble keeps most of the mean's accuracy
+		// where it is the better pool and does not sit at chance where
+		// the class is one brief event (docs/defaults.md, "Pooling").
+		pool := model.PoolMean
+		if task == model.TaskClassify && cfg.Data.Folds > 1 {
+			pool = poolMixed
+		}
+		choose(r, "model.pool", &cfg.Model.Pool, pool)
 	}
 	bs := train.RecipeBatch(n)
 	choose(r, "train.batch_size", &cfg.Train.BatchSize, bs)

@@ -24,6 +24,12 @@ func TestRecipeFromData(t *testing.T) {
 	}{
 		{"tiny set from scratch", 40, model.TaskClassify, true, nil,
 			map[string]any{"batch": 8, "epochs": 300, "size": "tiny-shallow", "pool": model.PoolMean, "lr": 1e-3, "drop": 0.1, "select": "last", "eval_every": 6, "refit": true, "ema": 0.99, "warp": 0.0}},
+		{"fold models of a classifier", 40, model.TaskClassify, true, []string{"--data.folds", "5"},
+			map[string]any{"pool": "mixed"}},
+		{"fold models of a regressor", 40, model.TaskRegress, true, []string{"--data.folds", "5"},
+			map[string]any{"pool": model.PoolMean}},
+		{"fold models from a pre-trained encoder", 40, model.TaskClassify, false, []string{"--data.folds", "5"},
+			map[string]any{"pool": "auto"}},
 		{"270 series", 270, model.TaskClassify, true, nil,
 			map[string]any{"batch": 32, "epochs": 167, "lr": 1e-3, "select": "loss", "eval_every": 1, "refit": false}},
 		{"fine-tuning a pre-trained encoder", 270, model.TaskClassify, false, nil,

@@ -1,0 +1,15 @@
+#!/bin/bash
+while pgrep -f runs.sh > /dev/null; do sleep 5; done
+R=/work/main/bin/romae
+U=/work/shared/data/uea
+run() { # name train seed pool
+  local name=$1 tr=$2 seed=$3 pool=$4 out=/tmp/s60/pool/out-$1-$4-s$3
+  local t0=$(date +%s)
+  GOMAXPROCS=1 $R finetune --data $tr --train.seed $seed --model.pool $pool --data.fold_jobs 1 --out $out > $out.log 2>&1
+  echo "$name pool=$pool seed=$seed rc=$? $(( $(date +%s)-t0 ))s" >> /tmp/s60/pool/done.txt
+}
+for d in GunPoint ItalyPowerDemand BasicMotions JapaneseVowels PickupGestureWiimoteZ; do
+  run $d $U/${d}_TRAIN.ts 1 mean &
+  run $d $U/${d}_TRAIN.ts 1 meanmax &
+  wait
+done
