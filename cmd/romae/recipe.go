@@ -219,8 +219,12 @@ func (r *recipe) applyDataRecipe(cfg *runConfig, raw *data.Dataset, base *data.S
 	switch {
 	case base != nil:
 		choose(r, "data.series_patch", &cfg.Data.SeriesPatch, max(base.Source.SeriesPatch, 1))
-	case !pretrain && cfg.Data.Patch == [2]int{}:
+	case !pretrain && cfg.Data.Patch == [2]int{} && !raw.TargetPerToken:
+		// (Per-token targets cannot be grouped into patches.)
 		choose(r, "data.series_patch", &cfg.Data.SeriesPatch, seriesPatchFor(raw))
+	}
+	if !pretrain && raw.TargetPerToken {
+		choose(r, "model.pool", &cfg.Model.Pool, model.PoolToken)
 	}
 	if !pretrain && cfg.Data.SeriesPatch > 1 {
 		choose(r, "train.augment_shift", &cfg.Train.AugmentShift, true)
@@ -254,7 +258,7 @@ func (r *recipe) applyTrainRecipe(cfg *runConfig, n, nVal int, task string, from
 		}
 		choose(r, "model.size", &cfg.Model.Size, size)
 	}
-	if task != model.TaskPretrain && fromScratch {
+	if task != model.TaskPretrain && fromScratch && cfg.Model.Pool != model.PoolToken {
 		// A classifier's fold models alternate mean and meanmax pooling
 		// (foldConfig): the ensemble keeps most of the mean's accuracy
 		// where it is the better pool and does not sit at chance where

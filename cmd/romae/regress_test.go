@@ -13,6 +13,8 @@ import (
 	"romae/baseline"
 	"romae/ckpt"
 	"romae/data"
+	"romae/datasets"
+	"romae/model"
 )
 
 // writeAmplitudeTS writes n irregular series whose regression target is
@@ -180,5 +182,29 @@ func TestPredictNamesCSVTargets(t *testing.T) {
 	}
 	if rows := readCSV(t, pred); len(rows) != 9 || strings.Join(rows[0], ",") != "id,amp" {
 		t.Errorf("predictions: %d rows, header %v, want 9 and id,amp", len(rows), rows[0])
+	}
+}
+
+// TestFinetunePerTokenDefaults: a dataset file with per-token targets
+// (as the experiments save their test sets) trains with the recipe alone:
+// it pools per token and does not patch the series, which per-token
+// targets forbid (it chose series patches and mean pooling, and the run
+// was refused, until the recipe looked at the targets).
+func TestFinetunePerTokenDefaults(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "sines.safetensors")
+	if err := data.SaveDataset(p, datasets.Sines(40, 2, 1)); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "run")
+	if _, err := capture(t, cmdFinetune, "--data", p, "--train.epochs", "1", "--train.progress", "none", "--out", out); err != nil {
+		t.Fatalf("per-token targets with the defaults: %v", err)
+	}
+	m, _, err := model.Load[float32](out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Cfg.Pool != model.PoolToken || m.Cfg.Task != model.TaskRegress {
+		t.Errorf("trained a %s model pooling %s, want a regressor pooling %s", m.Cfg.Task, m.Cfg.Pool, model.PoolToken)
 	}
 }
