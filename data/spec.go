@@ -3,10 +3,10 @@ package data
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"reflect"
-	"slices"
 	"strings"
+
+	"romae/internal/jsondiff"
 )
 
 // Spec is the whole recipe for turning a data file into what a model was
@@ -176,21 +176,6 @@ func (s *Spec) Differences(o *Spec) []string {
 	case s.Stats != nil && !reflect.DeepEqual(s.Stats, o.Stats):
 		diffs = append(diffs, "data.normalize's statistics (another file's values)")
 	}
-	var a, b map[string]any
-	ja, _ := json.Marshal(s.Source)
-	jb, _ := json.Marshal(o.Source)
-	json.Unmarshal(ja, &a)
-	json.Unmarshal(jb, &b)
-	keys := slices.Sorted(maps.Keys(b))
-	for k := range a {
-		if _, ok := b[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	for _, k := range keys {
-		if !reflect.DeepEqual(a[k], b[k]) {
-			diffs = append(diffs, fmt.Sprintf("data.%s %v → %v", k, a[k], b[k]))
-		}
-	}
+	diffs = append(diffs, jsondiff.Fields("data.", s.Source, o.Source)...)
 	return diffs
 }

@@ -3,6 +3,7 @@ package train
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -47,6 +48,29 @@ func TestResumeRefusesOtherSteps(t *testing.T) {
 				t.Fatalf("got %v, want an error saying %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// Resuming with another model configuration is refused naming the
+// fields that differ (a fold model whose pool the recipe now chooses
+// otherwise: model.pool mixed).
+func TestResumeNamesChangedModelConfig(t *testing.T) {
+	cfg := toyConfig(t.TempDir())
+	cfg.MaxSteps = 2
+	runToy(t, cfg, model.TaskClassify)
+	cfg.MaxSteps, cfg.Resume = 0, true
+	m := toyModel(t, model.TaskClassify)
+	c := m.Cfg
+	c.Pool, c.HeadDropout = model.PoolMeanMax, 0.3
+	other, err := model.New[float32](c, 11)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &Trainer{Cfg: cfg, Model: other, Train: toyData(10, 1), Val: toyData(6, 2), Data: toySpec(model.TaskClassify), Log: io.Discard}
+	_, err = tr.Run(context.Background())
+	want := fmt.Sprintf("head_dropout %v → 0.3, pool %s → meanmax", m.Cfg.HeadDropout, m.Cfg.Pool)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("got %v, want an error naming %q", err, want)
 	}
 }
 

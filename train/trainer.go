@@ -20,6 +20,7 @@ import (
 	"romae/data"
 	"romae/dist"
 	"romae/eval"
+	"romae/internal/jsondiff"
 	"romae/internal/sysmem"
 	"romae/model"
 	"romae/optim"
@@ -558,7 +559,8 @@ func (t *Trainer) readLast(st *state) (*model.Model[float32], *model.Checkpoint,
 		return nil, nil, err
 	}
 	if !reflect.DeepEqual(m.Cfg, t.Model.Cfg) {
-		return nil, nil, fmt.Errorf("%s: checkpoint model config differs from this run's; use another train.out or drop --train.resume", path)
+		return nil, nil, fmt.Errorf("%s: checkpoint model config differs from this run's (%s); use another train.out or drop --train.resume",
+			path, strings.Join(jsondiff.Fields("", m.Cfg, t.Model.Cfg), ", "))
 	}
 	if err := json.Unmarshal([]byte(ck.Meta[StateMeta]), st); err != nil {
 		return nil, nil, fmt.Errorf("%s: %s: %w", path, StateMeta, err)
