@@ -13,8 +13,9 @@ import (
 
 // An ensemble is K task models of one configuration, but for the pooling
 // of their heads (model.pool mixed: fold models alternate mean and
-// meanmax), whose outputs are averaged: logits for a classifier (the normalised geometric mean of the
-// members' class probabilities), predictions for a regressor. On a few
+// meanmax), whose outputs are averaged: logits for a classifier (the
+// normalised geometric mean of the members' class probabilities),
+// predictions for a regressor. On a few
 // dozen training series the accuracy of one trained Transformer varies by
 // several points with its seed; the average of K of them varies less and is
 // better on average (data.folds, docs/defaults.md). It is one *Model: the

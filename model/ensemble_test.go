@@ -100,6 +100,17 @@ func testEnsemble(t *testing.T, task string, mixed bool) {
 	if _, err := NewEnsemble([]*Model[float32]{members[0], odd}); err == nil {
 		t.Error("members of different configurations accepted")
 	}
+	if task == TaskRegress {
+		tc := cfg
+		tc.Pool = PoolToken
+		tok, err := New[float32](tc, 9)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := NewEnsemble([]*Model[float32]{members[0], tok}); err == nil || !strings.Contains(err.Error(), "per-token") {
+			t.Errorf("a per-token member with a per-series one: %v", err)
+		}
+	}
 }
 
 // A checkpoint whose member count is out of range, or that lacks a

@@ -28,7 +28,7 @@ const poolMixed = "mixed"
 // washes out, the mean models are unsure and the meanmax ones decide
 // (generated spike data: mean 0.546, meanmax 0.820, mixed 0.812); where
 // the mean is the better pool, three of five members use it
-// (docs/defaults.md, "Pooling").
+// (docs/defaults.md, "Fold models that alternate the pool").
 func foldConfig(c model.Config, pool string, k int) model.Config {
 	if pool == poolMixed && k%2 == 1 {
 		c.Pool = model.PoolMeanMax

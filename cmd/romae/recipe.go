@@ -262,7 +262,8 @@ func (r *recipe) applyTrainRecipe(cfg *runConfig, n, nVal int, task string, from
 		// A classifier's fold models alternate mean and meanmax pooling
 		// (foldConfig): the ensemble keeps most of the mean's accuracy
 		// where it is the better pool and does not sit at chance where
-		// the class is one brief event (docs/defaults.md, "Pooling").
+		// the class is one brief event (docs/defaults.md, "Fold models
+		// that alternate the pool").
 		pool := model.PoolMean
 		if task == model.TaskClassify && cfg.Data.Folds > 1 {
 			pool = poolMixed
