@@ -16,3 +16,8 @@ for s in 1 2 3; do
   run ArrowHead $U/ArrowHead_TRAIN.ts $s meanmax &
   wait
 done
+for d in GunPoint ItalyPowerDemand BasicMotions JapaneseVowels PickupGestureWiimoteZ; do
+  run $d $U/${d}_TRAIN.ts 1 mean &
+  run $d $U/${d}_TRAIN.ts 1 meanmax &
+  wait
+done
