@@ -21,3 +21,9 @@ for d in GunPoint ItalyPowerDemand BasicMotions JapaneseVowels PickupGestureWiim
   run $d $U/${d}_TRAIN.ts 1 meanmax &
   wait
 done
+# then, for three seeds on two more sets (runs3.sh in the session):
+for d in GunPoint ItalyPowerDemand; do for s in 2 3; do
+  run $d $U/${d}_TRAIN.ts $s mean &
+  run $d $U/${d}_TRAIN.ts $s meanmax &
+  wait
+done; done
