@@ -1,8 +1,10 @@
 package datasets
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
 	"romae/data"
 )
@@ -48,7 +50,115 @@ func ObserveFraction(ds *data.Dataset, hiddenFrac float64, seed uint64) (observe
 	})
 }
 
+// ObserveIsolated hides about hiddenFrac (in (0, 1/3]) of each sample's
+// tokens, no two of them neighbours in time among the tokens that share
+// their other position coordinates (one channel of LoadLongCSV's layout;
+// all tokens when D == 1), and only in such groups of 3 or more tokens. A
+// hidden token's observed neighbours in time are then the nearest tokens
+// of the sample, as for a step hidden from a complete series when the
+// sample itself is what is left after hiding: the fit of eval.Blend on an
+// observed file thus measures each interpolator at the gaps the filled
+// file's queries sit in, where ObserveFraction's runs of hidden tokens
+// make the gaps wider. Fewer are hidden where no more tokens qualify.
+// Every hidden sample keeps at least one token only where some group has
+// 3; a sample that has none is all observed (its hidden part is empty).
+// The split of sample i depends only on (seed, i). Like the others it
+// panics on a sample of fewer than 2 tokens.
+func ObserveIsolated(ds *data.Dataset, hiddenFrac float64, timeAxis int, seed uint64) (observed, hidden *data.Dataset) {
+	if !(hiddenFrac > 0 && hiddenFrac <= 1.0/3) {
+		panic(fmt.Sprintf("datasets.ObserveIsolated: hidden fraction %v is not in (0, 1/3]", hiddenFrac))
+	}
+	if timeAxis < 0 || timeAxis >= ds.D {
+		panic(fmt.Sprintf("datasets.ObserveIsolated: time axis %d outside [0, %d)", timeAxis, ds.D))
+	}
+	return observeKeep(ds, seed, "observe-isolated", func(rng *rand.Rand, s *data.Sample, n int) []bool {
+		prev, next := timeNeighbours(s.Positions, ds.D, timeAxis, n)
+		want := max(int(hiddenFrac*float64(n)+0.5), 1)
+		keep := make([]bool, n)
+		for j := range keep {
+			keep[j] = true
+		}
+		hid := 0
+		for _, j := range rng.Perm(n) {
+			if hid == want {
+				break
+			}
+			// Eligible: a middle or end token of a group of 3 or more
+			// whose neighbours are both still observed.
+			p, q := prev[j], next[j]
+			if (p < 0 && q < 0) || (p < 0 && next[q] < 0) || (q < 0 && prev[p] < 0) {
+				continue
+			}
+			if (p >= 0 && !keep[p]) || (q >= 0 && !keep[q]) {
+				continue
+			}
+			keep[j] = false
+			hid++
+		}
+		return keep
+	})
+}
+
+// timeNeighbours gives each of n tokens (positions d per token) the index
+// of the token before and after it in time among those sharing its other
+// coordinates (−1 where there is none); ties in time keep token order.
+func timeNeighbours(pos []float32, d, timeAxis, n int) (prev, next []int) {
+	order := make([]int, n)
+	for j := range order {
+		order[j] = j
+	}
+	// By the other coordinates, then time, then index: one run per group.
+	byGroupTime := func(a, b int) int {
+		for ax := range d {
+			if ax == timeAxis {
+				continue
+			}
+			if c := cmp.Compare(pos[a*d+ax], pos[b*d+ax]); c != 0 {
+				return c
+			}
+		}
+		if c := cmp.Compare(pos[a*d+timeAxis], pos[b*d+timeAxis]); c != 0 {
+			return c
+		}
+		return a - b
+	}
+	slices.SortFunc(order, byGroupTime)
+	prev, next = make([]int, n), make([]int, n)
+	for r, j := range order {
+		prev[j], next[j] = -1, -1
+		if r > 0 && sameGroup(pos, d, timeAxis, order[r-1], j) {
+			prev[j] = order[r-1]
+		}
+		if r+1 < n && sameGroup(pos, d, timeAxis, order[r+1], j) {
+			next[j] = order[r+1]
+		}
+	}
+	return prev, next
+}
+
+func sameGroup(pos []float32, d, timeAxis, a, b int) bool {
+	for ax := range d {
+		if ax != timeAxis && pos[a*d+ax] != pos[b*d+ax] {
+			return false
+		}
+	}
+	return true
+}
+
 func observe(ds *data.Dataset, seed uint64, stream string, count func(rng *rand.Rand, n int) int) (observed, hidden *data.Dataset) {
+	return observeKeep(ds, seed, stream, func(rng *rand.Rand, _ *data.Sample, n int) []bool {
+		k := min(count(rng, n), n-1)
+		keep := make([]bool, n)
+		for _, j := range chooseSorted(rng, n, k) {
+			keep[j] = true
+		}
+		return keep
+	})
+}
+
+// observeKeep splits each sample of ds by choose's keep[j] (token j
+// observed).
+func observeKeep(ds *data.Dataset, seed uint64, stream string, choose func(rng *rand.Rand, s *data.Sample, n int) []bool) (observed, hidden *data.Dataset) {
 	observed, hidden = new(data.Dataset), new(data.Dataset)
 	*observed, *hidden = *ds, *ds
 	observed.Name, hidden.Name = ds.Name+"/observed", ds.Name+"/hidden"
@@ -61,12 +171,7 @@ func observe(ds *data.Dataset, seed uint64, stream string, count func(rng *rand.
 		if n < 2 {
 			panic(fmt.Sprintf("datasets.Observe: sample %d (id %q) has %d tokens, need >= 2 to split", i, s.ID, n))
 		}
-		rng := sampleRNG(seed, stream, i)
-		k := min(count(rng, n), n-1)
-		keep := make([]bool, n)
-		for _, j := range chooseSorted(rng, n, k) {
-			keep[j] = true
-		}
+		keep := choose(sampleRNG(seed, stream, i), s, n)
 		o := data.Sample{ID: s.ID, Label: s.Label}
 		h := data.Sample{ID: s.ID, Label: s.Label}
 		if td > 0 && !ds.TargetPerToken {

@@ -117,8 +117,21 @@ func TestFitBlend(t *testing.T) {
 			t.Errorf("slot %d: an untrained model got weight %v on smooth sines", k, b.Model[k])
 		}
 	}
-	if b.Series != 40 || b.Tokens != 3*40*6 || b.Draws != 3 || b.Holdout != 0.2 {
-		t.Errorf("fitted on %d series, %d tokens, %d draws, holdout %v; want 40, 720, 3, 0.2", b.Series, b.Tokens, b.Draws, b.Holdout)
+	if b.Series != 40 || b.Tokens != 6*40*3 || b.Draws != 6 || b.Holdout != 0.1 || b.Hide != HideIsolated {
+		t.Errorf("fitted on %d series, %d tokens, %d draws, holdout %v, hide %q; want 40, 720, 6, 0.1, %q", b.Series, b.Tokens, b.Draws, b.Holdout, b.Hide, HideIsolated)
+	}
+	// The gate bins split each slot's hidden values between them.
+	if !slices.Equal(b.Edges, GateEdges) {
+		t.Errorf("edges %v, want GateEdges %v", b.Edges, GateEdges)
+	}
+	for k := range 2 {
+		var sum SlotSums
+		for i := range b.BinSums[k] {
+			sum.addSums(&b.BinSums[k][i])
+		}
+		if sum.N != b.Sums[k].N || math.Abs(sum.EE-b.Sums[k].EE) > 1e-9*b.Sums[k].EE || math.Abs(sum.ME-b.Sums[k].ME) > 1e-9*math.Abs(b.Sums[k].ME) {
+			t.Errorf("slot %d: bins sum to %+v, the slot's sums are %+v", k, sum, b.Sums[k])
+		}
 	}
 	if !(b.BlendMSE <= min(b.ModelMSE, b.LinearMSE, b.SplineMSE)) || !(b.ModelMSE > 2*b.LinearMSE) {
 		t.Errorf("MSE blend %v, model %v, linear %v, spline %v: want the blend best and the untrained model far behind",
@@ -136,13 +149,13 @@ func TestFitBlend(t *testing.T) {
 		units.Samples = append(units.Samples, s)
 	}
 	var linear float64
-	for draw := range 3 {
-		obs, hid := datasets.ObserveFraction(&units, 0.2, 5+uint64(draw))
+	for draw := range 6 {
+		obs, hid := datasets.ObserveIsolated(&units, 0.1, 0, 5+uint64(draw))
 		mse, err := baseline.InterpolationMSE(baseline.LinearOn(0), obs, hid)
 		if err != nil {
 			t.Fatal(err)
 		}
-		linear += mse / 3
+		linear += mse / 6
 	}
 	if math.Abs(linear-b.LinearMSE) > 1e-6*linear {
 		t.Errorf("reported linear MSE %v, baseline.InterpolationMSE on the same splits %v", b.LinearMSE, linear)
@@ -196,6 +209,13 @@ func TestFitBlendPooled(t *testing.T) {
 		if pooled.Sums[k] != want.Sums[k] || pooled.Model[k] != want.Model[k] || pooled.Spline[k] != want.Spline[k] {
 			t.Errorf("slot %d: pooled %+v weights %v, %v; want %+v, %v, %v", k, pooled.Sums[k], pooled.Model[k], pooled.Spline[k], want.Sums[k], want.Model[k], want.Spline[k])
 		}
+		for i := range pooled.BinSums[k] {
+			w := restAlone.BinSums[k][i]
+			w.addSums(&prior.BinSums[k][i])
+			if pooled.BinSums[k][i] != w {
+				t.Errorf("slot %d, gate bin %d: pooled sums %+v, want %+v", k, i, pooled.BinSums[k][i], w)
+			}
+		}
 	}
 	if pooled.Model[0] == alone.Model[0] && pooled.Spline[0] == alone.Spline[0] {
 		t.Errorf("pooling changed nothing: %v, %v", pooled.Model, pooled.Spline)
@@ -208,8 +228,22 @@ func TestFitBlendPooled(t *testing.T) {
 	if _, err := FitBlend(m, &mixed, stats, BlendOptions{Exclude: all}); !errors.Is(err, ErrBlendTooFew) {
 		t.Errorf("all excluded, no prior: %v, want ErrBlendTooFew", err)
 	}
-	if _, err := FitBlend(m, &mixed, stats, BlendOptions{Prior: &Blend{Sums: make([]SlotSums, 3)}}); err == nil {
+	if _, err := FitBlend(m, &mixed, stats, BlendOptions{Prior: &Blend{Hide: HideIsolated, Sums: make([]SlotSums, 3), Edges: GateEdges, BinSums: make([][]SlotSums, 3)}}); err == nil {
 		t.Error("a prior with 3 value slots accepted for 2")
+	}
+	// A prior whose tokens were hidden in runs (romae before HideIsolated)
+	// is not pooled: the fit is the one without it.
+	old := *prior
+	old.Hide = ""
+	if old.Poolable() || !prior.Poolable() {
+		t.Errorf("poolable: %v without the hiding recorded, %v with it", old.Poolable(), prior.Poolable())
+	}
+	notPooled, err := FitBlend(m, &mixed, stats, BlendOptions{Seed: 1, Exclude: seen, Prior: &old})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if notPooled.Series != restAlone.Series || notPooled.Sums[0] != restAlone.Sums[0] || notPooled.Model[0] != restAlone.Model[0] {
+		t.Errorf("with an earlier romae's prior: %d series, sums %+v; want the fit alone's %d, %+v", notPooled.Series, notPooled.Sums[0], restAlone.Series, restAlone.Sums[0])
 	}
 }
 
@@ -252,11 +286,13 @@ func TestFitBlendTooFew(t *testing.T) {
 	if _, err := FitBlend(m, smoothSeries(5, 2, 1), nil, BlendOptions{}); !errors.Is(err, ErrBlendTooFew) {
 		t.Errorf("series of 2 tokens: %v, want ErrBlendTooFew", err)
 	}
-	if _, err := FitBlend(m, smoothSeries(2, 5, 1), nil, BlendOptions{}); !errors.Is(err, ErrBlendTooFew) {
-		t.Errorf("2 series of 5 tokens (6 hidden values): %v, want ErrBlendTooFew", err)
+	if _, err := FitBlend(m, smoothSeries(1, 5, 1), nil, BlendOptions{}); !errors.Is(err, ErrBlendTooFew) {
+		t.Errorf("1 series of 5 tokens (12 hidden values): %v, want ErrBlendTooFew", err)
 	}
-	if _, err := FitBlend(m, smoothSeries(5, 5, 1), nil, BlendOptions{Holdout: 1.5}); err == nil {
-		t.Error("holdout 1.5 accepted")
+	for _, h := range []float64{1.5, 0.4, -0.1} {
+		if _, err := FitBlend(m, smoothSeries(5, 5, 1), nil, BlendOptions{Holdout: h}); err == nil {
+			t.Errorf("holdout %v accepted", h)
+		}
 	}
 }
 
@@ -328,6 +364,62 @@ func TestBlendMix(t *testing.T) {
 	}
 }
 
+// The gate: Mix takes each value's weights from the bin of |spline −
+// linear| at its query, and solve fits each bin with enough hidden values
+// on its own, the others taking their slot's weights.
+func TestBlendGate(t *testing.T) {
+	// One series, straight from t = 0 to 4 and bent after: a query at 1.5
+	// has spline = linear (gate bin 0), one at 5.5 does not (bin 1).
+	ds := &data.Dataset{C: 1, D: 1, Samples: []data.Sample{{
+		Positions: []float32{0, 1, 2, 3, 4, 5, 6, 7},
+		Values:    []float32{0, 1, 2, 3, 4, 9, 4, 0},
+	}}}
+	q := [][]float32{{1.5, 5.5}}
+	lin := baseline.LinearOn(0)(ds.Samples[0].Values, ds.Samples[0].Positions, 1, 1, q[0])
+	spl := baseline.SplineOn(0)(ds.Samples[0].Values, ds.Samples[0].Positions, 1, 1, q[0])
+	if d0, d1 := math.Abs(float64(spl[0]-lin[0])), math.Abs(float64(spl[1]-lin[1])); !(d0 < 0.1 && d1 >= 0.1) {
+		t.Fatalf("|spline − linear| %v at 1.5 and %v at 5.5: the test needs one below 0.1 and one above", d0, d1)
+	}
+	// Straight: linear; bent: the model. The overall weights (spline)
+	// must not be used.
+	b := &Blend{Model: []float64{0}, Spline: []float64{1}, Edges: []float64{0.1},
+		BinModel: [][]float64{{0, 1}}, BinSpline: [][]float64{{0, 0}}}
+	pred := [][]float32{{100, 200}}
+	if err := b.Mix(ds, q, pred); err != nil {
+		t.Fatal(err)
+	}
+	if pred[0][0] != lin[0] || pred[0][1] != 200 {
+		t.Errorf("gated mix %v, want linear's %v on the straight stretch and the model's 200 at the bend", pred[0], lin[0])
+	}
+
+	// solve: bin 0 of slot 0 has 60 values whose truth is the model's
+	// (weight 1 on it); bin 1 has 10 whose truth is the spline's, too few,
+	// so it takes the slot's weights, from all 70.
+	var straight, bent SlotSums
+	for j := range 60 {
+		m := float64(j%7) - 3
+		straight.add(m, 0.5*m+0.1, m)
+	}
+	for j := range 10 {
+		sp := float64(j%3) + 1
+		bent.add(-sp, sp, sp)
+	}
+	all := straight
+	all.addSums(&bent)
+	fit := &Blend{Sums: []SlotSums{all}, Edges: []float64{0.1}, BinSums: [][]SlotSums{{straight, bent}}}
+	if err := fit.solve(); err != nil {
+		t.Fatal(err)
+	}
+	wm, ws := all.best()
+	if fit.BinModel[0][0] != 1 || fit.BinSpline[0][0] != 0 || fit.BinModel[0][1] != wm || fit.BinSpline[0][1] != ws || fit.Model[0] != wm {
+		t.Errorf("bin weights model %v spline %v (overall %v, %v); want model 1 in bin 0 and the slot's %v, %v in bin 1",
+			fit.BinModel, fit.BinSpline, fit.Model, fit.Spline, wm, ws)
+	}
+	if want := (straight.sse(1, 0) + bent.sse(wm, ws)) / 70; math.Abs(fit.BlendMSE-want) > 1e-12 {
+		t.Errorf("blend MSE %v, want the bins' %v", fit.BlendMSE, want)
+	}
+}
+
 func TestBlendFromMeta(t *testing.T) {
 	cases := []struct {
 		name, json string
@@ -343,6 +435,17 @@ func TestBlendFromMeta(t *testing.T) {
 		{"sums for one slot", `{"model":[0.5,0.2],"spline":[0.3,0],"sums":[{"mm":1,"n":60}]}`, false},
 		{"negative square sum", `{"model":[0.5,0.2],"spline":[0.3,0],"sums":[{"mm":-1,"n":60},{"n":0}]}`, false},
 		{"negative count", `{"model":[0.5,0.2],"spline":[0.3,0],"sums":[{"n":-1},{"n":0}]}`, false},
+		{"hidden isolated", `{"model":[0.5,0.2],"spline":[0.3,0],"hide":"isolated"}`, true},
+		{"unknown hiding", `{"model":[0.5,0.2],"spline":[0.3,0],"hide":"runs"}`, false},
+		{"gated", `{"model":[0.5,0.2],"spline":[0.3,0],"edges":[0.1,1],"bin_model":[[0,0.5,1],[0,0,0]],"bin_spline":[[1,0.5,0],[0,0,1]]}`, true},
+		{"gated with sums", `{"model":[0.5,0.2],"spline":[0.3,0],"edges":[0.1],"bin_model":[[0,1],[0,0]],"bin_spline":[[1,0],[0,1]],"bin_sums":[[{"n":3},{"n":0}],[{"n":0},{"n":1}]]}`, true},
+		{"edges descending", `{"model":[0.5,0.2],"spline":[0.3,0],"edges":[1,0.1],"bin_model":[[0,0.5,1],[0,0,0]],"bin_spline":[[1,0.5,0],[0,0,1]]}`, false},
+		{"edge zero", `{"model":[0.5,0.2],"spline":[0.3,0],"edges":[0],"bin_model":[[0,1],[0,0]],"bin_spline":[[1,0],[0,1]]}`, false},
+		{"a bin short", `{"model":[0.5,0.2],"spline":[0.3,0],"edges":[0.1,1],"bin_model":[[0,0.5],[0,0,0]],"bin_spline":[[1,0.5,0],[0,0,1]]}`, false},
+		{"gate for one slot", `{"model":[0.5,0.2],"spline":[0.3,0],"edges":[0.1],"bin_model":[[0,1]],"bin_spline":[[1,0]]}`, false},
+		{"bin weights above 1", `{"model":[0.5,0.2],"spline":[0.3,0],"edges":[0.1],"bin_model":[[0.8,1],[0,0]],"bin_spline":[[0.8,0],[0,1]]}`, false},
+		{"bin weights without edges", `{"model":[0.5,0.2],"spline":[0.3,0],"bin_model":[[0],[0]],"bin_spline":[[1],[0]]}`, false},
+		{"negative bin sum", `{"model":[0.5,0.2],"spline":[0.3,0],"edges":[0.1],"bin_model":[[0,1],[0,0]],"bin_spline":[[1,0],[0,1]],"bin_sums":[[{"ss":-1},{"n":0}],[{"n":0},{"n":1}]]}`, false},
 		{"infinite sum", `{"model":[0.5,0.2],"spline":[0.3,0],"sums":[{"me":1e308,"se":1e308,"n":3},{"n":0}]}`, false},
 	}
 	for _, tc := range cases {

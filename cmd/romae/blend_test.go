@@ -171,6 +171,26 @@ func TestInterpolationBlend(t *testing.T) {
 	if got, err := interpolate(recorded); err != nil || got == off {
 		t.Errorf("no stored blend, series recorded: %v; the model alone's values: %v, want a blend fitted on the test series", err, got == off)
 	}
+	// A blend stored by a romae that hid its tokens in runs
+	// (eval.HideIsolated absent) is not pooled: the fit on the test series
+	// alone, said so.
+	earlier := *stored
+	earlier.Hide = ""
+	raw, err := json.Marshal(&earlier)
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta[eval.MetaBlend] = string(raw)
+	earlierPath := filepath.Join(dir, "earlier.safetensors")
+	if err := m.Save(earlierPath, meta, nil); err != nil {
+		t.Fatal(err)
+	}
+	outE, errOut, code := runMain(t, "evaluate", "--model", earlierPath, "--data", obsTS, "--hidden", hidTS)
+	var e scores
+	if code != 0 || json.Unmarshal([]byte(outE), &e) != nil || e.Blend == nil || e.Blend.Series != 40 || !slices.Equal(e.Blend.Sums, fit.Blend.Sums) || !strings.Contains(errOut, "not pooled") {
+		t.Errorf("an earlier romae's stored blend: exit %d, blend %+v, stderr %q; want the 40 test series' fit alone (%+v), saying the stored one is not pooled", code, e.Blend, errOut, fit.Blend.Sums)
+	}
+	delete(meta, eval.MetaBlend)
 	delete(meta, eval.MetaPretrainSeries)
 	bare := filepath.Join(dir, "bare.safetensors")
 	if err := m.Save(bare, meta, nil); err != nil {

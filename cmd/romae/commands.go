@@ -944,8 +944,8 @@ const (
 )
 
 func blendFlag(fs *flag.FlagSet) *string {
-	return fs.String("blend", blendAuto, "mix the model's values with linear and spline interpolation in time, per value, by weights fitted on tokens hidden from data the model did not train on: "+
-		"auto (hide 20% of the tokens of --data's series that pre-training did not see, 3 times, and fit on them pooled with the validation tokens pretrain fitted on; the stored weights when pre-training saw every series), "+
+	return fs.String("blend", blendAuto, "mix the model's values with linear and spline interpolation in time, per value and by how far the spline strays from the line there, by weights fitted on tokens hidden from data the model did not train on: "+
+		"auto (hide 10% of the tokens of --data's series that pre-training did not see, no two neighbours in time, 6 times, and fit on them pooled with the validation tokens pretrain fitted on; the stored weights when pre-training saw every series), "+
 		"stored (the weights pretrain fitted on its validation series and stored in the checkpoint; the model alone when it has none), "+
 		"fit (fit them now on all of --data's series), off (the model alone)")
 }
@@ -981,6 +981,10 @@ func (u *using) blend(l *loaded, mode, cmd string) (*eval.Blend, error) {
 			return stored, nil
 		}
 		b, err := eval.FitBlend(l.m, l.ds, l.spec.Stats, opt)
+		if errors.Is(err, eval.ErrBlendTooFew) && stored != nil {
+			fmt.Fprintf(os.Stderr, "romae %s: %d series of %s that pre-training did not see: too few tokens to fit the blend with linear and spline interpolation; as pretrain fitted on its validation series: %s; --blend off for the model alone\n", cmd, unseen, u.data, stored.Describe())
+			return stored, nil
+		}
 		if errors.Is(err, eval.ErrBlendTooFew) {
 			fmt.Fprintf(os.Stderr, "romae %s: %d series of %s that pre-training did not see and no stored blend: too few tokens to fit the blend with linear and spline interpolation; the model alone\n", cmd, unseen, u.data)
 			return nil, nil
@@ -989,8 +993,11 @@ func (u *using) blend(l *loaded, mode, cmd string) (*eval.Blend, error) {
 			return nil, fmt.Errorf("--blend auto on %s: %w", u.data, err)
 		}
 		pooled := ""
-		if stored != nil && stored.Sums != nil {
+		switch {
+		case stored.Poolable():
 			pooled = fmt.Sprintf(" pooled with pre-training's %d validation series", stored.Series)
+		case stored != nil && stored.Sums != nil:
+			pooled = " (the stored blend hid its tokens as romae did before, in runs: not pooled)"
 		}
 		fmt.Fprintf(os.Stderr, "romae %s: blending with linear and spline interpolation, fitted on the %d series of %s that pre-training did not see%s: %s; --blend off for the model alone\n", cmd, unseen, u.data, pooled, b.Describe())
 		return b, nil
