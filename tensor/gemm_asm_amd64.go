@@ -366,9 +366,15 @@ func asmPackBParallel(transB bool, b []float32, ldb, n, k, kc int, dst []float32
 // reads them: column blocks of asmNC, then k blocks of kc (asmKC, or
 // productKC's for one product), then 32-wide slivers of kb×32 floats.
 func asmPackB(transB bool, b []float32, ldb, n, k, kc int, dst []float32) {
-	if !transB && k <= kc && hasAVX512 && packBByRows {
-		packBRows32(b, ldb, n, k, dst)
-		return
+	if !transB && k <= kc && packBByRows {
+		switch {
+		case hasAVX512:
+			packBRows32(b, ldb, n, k, dst)
+			return
+		case hasAVX2FMA:
+			packBRows32AVX2(b, ldb, n, k, dst)
+			return
+		}
 	}
 	for u := range asmSlivers(n, k, kc) {
 		asmPackSliver(transB, b, ldb, n, k, kc, u, dst)

@@ -55,7 +55,8 @@ func TestPackBT32(t *testing.T) {
 }
 
 // TestPackBRows32 checks asmPackB's row-by-row pack of one k block of a
-// non-transposed op(B) against the sliver-by-sliver one, element for
+// non-transposed op(B), in 16-wide (packBRows32) and 8-wide moves
+// (packBRows32AVX2), against the sliver-by-sliver one, element for
 // element: widths on and off whole slivers (a last sliver of 1, 16, 17 or
 // 31 columns), over asmNC (two column blocks), one step to a whole k
 // block, and rows wider than n. A k block is asmKC deep at most, and
@@ -64,12 +65,25 @@ func TestPackBT32(t *testing.T) {
 // failed on every CPU with a shorter block (ROMAE_CACHES=32K,1M showed
 // it), as they exceed what asmPackB ever hands packBRows32.
 func TestPackBRows32(t *testing.T) {
-	if !hasAVX512 {
-		t.Skip("packBRows32 needs AVX-512; this CPU lacks it")
+	packs := map[string]func(b []float32, ldb, n, k int, dst []float32){}
+	if hasAVX512 {
+		packs["avx512"] = packBRows32
 	}
+	if hasAVX2FMA {
+		packs["avx2"] = packBRows32AVX2
+	}
+	if len(packs) == 0 {
+		t.Skip("packBRows32 needs AVX-512 and packBRows32AVX2 AVX2; this CPU lacks both")
+	}
+	for name, pack := range packs {
+		t.Run(name, func(t *testing.T) { testPackBRows(t, pack) })
+	}
+}
+
+func testPackBRows(t *testing.T, pack func(b []float32, ldb, n, k int, dst []float32)) {
 	for _, tc := range []struct{ n, k, ldb int }{
 		{180, 192, 180}, {720, 192, 720}, {60, 201, 540}, {1, 5, 3},
-		{16, 7, 16}, {17, 9, 40}, {31, 1, 31}, {33, asmKC, 33}, {800, 12, 801},
+		{16, 7, 16}, {17, 9, 40}, {31, 1, 31}, {33, asmKC, 33}, {800, 12, 801}, {20, 3, 20}, {45, 4, 47},
 	} {
 		tc.k = min(tc.k, asmKC)
 		t.Run(fmt.Sprintf("n%d_k%d_ld%d", tc.n, tc.k, tc.ldb), func(t *testing.T) {
@@ -85,7 +99,7 @@ func TestPackBRows32(t *testing.T) {
 			defer func(v bool) { packBByRows = v }(packBByRows)
 			packBByRows = false
 			asmPackB(false, b, tc.ldb, tc.n, tc.k, asmKC, want)
-			packBRows32(b, tc.ldb, tc.n, tc.k, got)
+			pack(b, tc.ldb, tc.n, tc.k, got)
 			for i := range want {
 				if got[i] != want[i] {
 					t.Fatalf("packed[%d] = %v row by row, %v sliver by sliver", i, got[i], want[i])
