@@ -2,6 +2,7 @@ package eval
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -152,6 +153,62 @@ func TestFitBlend(t *testing.T) {
 	for draw := range 6 {
 		obs, hid := datasets.ObserveIsolated(&units, 0.1, 0, 5+uint64(draw))
 		mse, err := baseline.InterpolationMSE(baseline.LinearOn(0), obs, hid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		linear += mse / 6
+	}
+	if math.Abs(linear-b.LinearMSE) > 1e-6*linear {
+		t.Errorf("reported linear MSE %v, baseline.InterpolationMSE on the same splits %v", b.LinearMSE, linear)
+	}
+}
+
+// On the long CSV layout (positions channel, time; one value per token)
+// the fit hides tokens per channel along the time axis: channels of 2
+// tokens are never hidden, and its linear MSE is baseline's on the same
+// splits with time on axis 1.
+func TestFitBlendLongLayout(t *testing.T) {
+	c := model.DefaultConfig()
+	c.Encoder = model.Size{DModel: 16, Heads: 2, Depth: 1, FFN: 32}
+	c.Decoder = model.Size{DModel: 16, Heads: 2, Depth: 1, FFN: 32}
+	c.Values, c.PosDims, c.Task = 1, 2, model.TaskPretrain
+	m, err := model.New[float32](c, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(4, 4))
+	ds := &data.Dataset{C: 1, D: 2, TimeAxis: 1}
+	for i := range 20 {
+		s := data.Sample{ID: fmt.Sprint(i), Label: -1}
+		for ch, n := range []int{12, 2, 8} {
+			tm := 0.0
+			for range n {
+				tm += 0.5 + rng.Float64()
+				s.Positions = append(s.Positions, float32(ch), float32(tm))
+				s.Values = append(s.Values, float32(math.Sin(tm+float64(ch))))
+			}
+		}
+		ds.Samples = append(ds.Samples, s)
+	}
+	b, err := FitBlend(m, ds, nil, BlendOptions{Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 10% of 22 tokens: 2 a series and draw, from the channels of 12 and 8.
+	if b.Tokens != 6*20*2 {
+		t.Errorf("fitted on %d tokens, want %d", b.Tokens, 6*20*2)
+	}
+	var linear float64
+	for draw := range 6 {
+		obs, hid := datasets.ObserveIsolated(ds, 0.1, 1, 2+uint64(draw))
+		for _, h := range hid.Samples {
+			for j := 0; j < len(h.Positions); j += 2 {
+				if h.Positions[j] == 1 {
+					t.Fatalf("draw %d: a token of the 2-token channel hidden", draw)
+				}
+			}
+		}
+		mse, err := baseline.InterpolationMSE(baseline.LinearOn(1), obs, hid)
 		if err != nil {
 			t.Fatal(err)
 		}
