@@ -81,10 +81,17 @@ func smoothSeries(n, length int, seed uint64) *data.Dataset {
 
 func tinyPretrainModel(t *testing.T) *model.Model[float32] {
 	t.Helper()
+	return tinyPretrainModelFor(t, 2, 1)
+}
+
+// tinyPretrainModelFor is an untrained tiny pre-training model for tokens
+// of values values and posDims position axes.
+func tinyPretrainModelFor(t *testing.T, values, posDims int) *model.Model[float32] {
+	t.Helper()
 	c := model.DefaultConfig()
 	c.Encoder = model.Size{DModel: 16, Heads: 2, Depth: 1, FFN: 32}
 	c.Decoder = model.Size{DModel: 16, Heads: 2, Depth: 1, FFN: 32}
-	c.Values, c.PosDims, c.Task = 2, 1, model.TaskPretrain
+	c.Values, c.PosDims, c.Task = values, posDims, model.TaskPretrain
 	m, err := model.New[float32](c, 3)
 	if err != nil {
 		t.Fatal(err)
@@ -168,14 +175,7 @@ func TestFitBlend(t *testing.T) {
 // tokens are never hidden, and its linear MSE is baseline's on the same
 // splits with time on axis 1.
 func TestFitBlendLongLayout(t *testing.T) {
-	c := model.DefaultConfig()
-	c.Encoder = model.Size{DModel: 16, Heads: 2, Depth: 1, FFN: 32}
-	c.Decoder = model.Size{DModel: 16, Heads: 2, Depth: 1, FFN: 32}
-	c.Values, c.PosDims, c.Task = 1, 2, model.TaskPretrain
-	m, err := model.New[float32](c, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := tinyPretrainModelFor(t, 1, 2)
 	rng := rand.New(rand.NewPCG(4, 4))
 	ds := &data.Dataset{C: 1, D: 2, TimeAxis: 1}
 	for i := range 20 {
