@@ -579,14 +579,15 @@ func (b *Blend) Describe() string {
 	if b.Hide == HideIsolated {
 		hidden += ", no two neighbours"
 	}
+	gate := ""
 	if len(b.Edges) > 0 {
 		var lo, hi []float64 // the model's weight in the straightest and the most bent bins
 		for k := range b.BinModel {
 			lo, hi = append(lo, b.BinModel[k][0]), append(hi, b.BinModel[k][len(b.Edges)])
 		}
-		return fmt.Sprintf("weights per slot in %d bins of |spline − linear|: model %s where they agree, %s where they part most; overall model %s, spline %s, linear the rest (fitted on %d tokens of %d series, %s: MSE model %.4g, linear %.4g, spline %.4g, blend %.4g)",
-			len(b.Edges)+1, span(lo), span(hi), span(b.Model), span(b.Spline), b.Tokens, b.Series, hidden, b.ModelMSE, b.LinearMSE, b.SplineMSE, b.BlendMSE)
+		gate = fmt.Sprintf("per slot in %d bins of |spline − linear|: model %s where they agree, %s where they part most; overall ",
+			len(b.Edges)+1, span(lo), span(hi))
 	}
-	return fmt.Sprintf("weights model %s, spline %s, linear the rest (fitted on %d tokens of %d series, %s: MSE model %.4g, linear %.4g, spline %.4g, blend %.4g)",
-		span(b.Model), span(b.Spline), b.Tokens, b.Series, hidden, b.ModelMSE, b.LinearMSE, b.SplineMSE, b.BlendMSE)
+	return fmt.Sprintf("weights %smodel %s, spline %s, linear the rest (fitted on %d tokens of %d series, %s: MSE model %.4g, linear %.4g, spline %.4g, blend %.4g)",
+		gate, span(b.Model), span(b.Spline), b.Tokens, b.Series, hidden, b.ModelMSE, b.LinearMSE, b.SplineMSE, b.BlendMSE)
 }

@@ -981,11 +981,11 @@ func (u *using) blend(l *loaded, mode, cmd string) (*eval.Blend, error) {
 			return stored, nil
 		}
 		b, err := eval.FitBlend(l.m, l.ds, l.spec.Stats, opt)
-		if errors.Is(err, eval.ErrBlendTooFew) && stored != nil {
-			fmt.Fprintf(os.Stderr, "romae %s: %d series of %s that pre-training did not see: too few tokens to fit the blend with linear and spline interpolation; as pretrain fitted on its validation series: %s; --blend off for the model alone\n", cmd, unseen, u.data, stored.Describe())
-			return stored, nil
-		}
 		if errors.Is(err, eval.ErrBlendTooFew) {
+			if stored != nil {
+				fmt.Fprintf(os.Stderr, "romae %s: %d series of %s that pre-training did not see: too few tokens to fit the blend with linear and spline interpolation; as pretrain fitted on its validation series: %s; --blend off for the model alone\n", cmd, unseen, u.data, stored.Describe())
+				return stored, nil
+			}
 			fmt.Fprintf(os.Stderr, "romae %s: %d series of %s that pre-training did not see and no stored blend: too few tokens to fit the blend with linear and spline interpolation; the model alone\n", cmd, unseen, u.data)
 			return nil, nil
 		}
