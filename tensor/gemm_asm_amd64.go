@@ -434,6 +434,10 @@ func asmCompute(t tileKernel, transA bool, m, n, k, kc int, alpha float32, a []f
 			if pc > 0 {
 				bet = 1
 			}
+			if t == tileFMA256 && avx2Goto(transA, kb) {
+				slivers256(transA, m, nb, pc, kb, alpha, a, lda, unsafe.Pointer(&bbuf[0]), bet, c[jc:], ldc, abuf, out)
+				continue
+			}
 			if sliversOuter(t, transA, m, kb) {
 				for s, js := 0, 0; js < nb; s, js = s+1, js+asmNR {
 					bs := unsafe.Pointer(&bbuf[s*kb*asmNR])
@@ -670,6 +674,95 @@ func panel256(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer
 		}
 		if !toC {
 			storeTile32(c[js:], ldc, rows, cols, alpha, beta, out)
+		}
+	}
+}
+
+// avx2SliversOuter lets asmCompute run the AVX2 tiles in Goto's order
+// where avx2Goto says (false: panel256's order always), a variable so
+// benchmarks and tests can compare both.
+var avx2SliversOuter = true
+
+// avx2Goto reports whether asmCompute runs a k block of kb steps on the
+// AVX2 tiles in Goto's order (slivers256): where the block's sliver fits
+// in half of L1d (kb ≤ avx2KChunk) and stays there across all the
+// panels. A deeper block, run chunk by chunk across the panels (reading
+// each C tile back once per chunk), was slower than panel256's order.
+// BenchmarkSgemmAVX2Order on a Zen 3, one core, paired ratios of 15
+// alternations, Goto's order against panel256's: kb = 90 (the first MLP
+// layer 6400×720×180, 1.06; the QKV product, 1.04), Q·Kᵀ (k = 60) 1.10,
+// the weight gradients (kb = 128) 1.00–1.04; in chunks, kb = 240 (the
+// second MLP layer and its dX, 6400×180×720) 0.97 and 0.96.
+func avx2Goto(transA bool, kb int) bool {
+	return avx2SliversOuter && kb <= avx2KChunk && (!transA || asmDirectAT)
+}
+
+// avx2Panel is one panel of op(A) as the AVX2 tiles read it: its first
+// element, the bytes per k step and per row, and its rows (≤ 6).
+type avx2Panel struct {
+	a           unsafe.Pointer
+	astep, arow uintptr
+	rows        int
+}
+
+// slivers256 is asmCompute's k block (kb ≤ avx2KChunk steps, op(B)
+// packed at b, nb columns) on the AVX2 tiles in Goto's loop order: for
+// each block of asmMC rows, each 32-column sliver of B comes into L1d once
+// and every 6-row panel of the block runs over it, so only the A panels
+// (24 bytes a k step) stream from L2. In panel256's order each panel
+// streams every sliver from L2 again (128 bytes a k step). Per element of
+// C the tile calls are panel256's (one per 3 rows, over the whole block),
+// so the sums are the same bits.
+func slivers256(transA bool, m, nb, pc, kb int, alpha float32, a []float32, lda int, b unsafe.Pointer, beta float32, c []float32, ldc int, abuf []float32, out *[256]float32) {
+	const mr = 6
+	const mc = asmMC - asmMC%mr
+	var panels [mc / mr]avx2Panel
+	direct := alpha == 1 && (beta == 0 || beta == 1)
+	ldcb := uintptr(ldc) * 4
+	if beta == 1 {
+		ldcb |= 1 << 63
+	}
+	for ic := 0; ic < m; ic += mc {
+		mb := min(mc, m-ic)
+		np := 0
+		for i := ic; i < ic+mb; i += mr {
+			rows := min(mr, m-i)
+			p := &panels[np]
+			switch {
+			case transA && rows == mr:
+				_ = a[(pc+kb-1)*lda+i+rows-1]
+				p.a, p.astep, p.arow = unsafe.Pointer(&a[pc*lda+i]), uintptr(lda)*4, 4
+			case transA: // the short last panel, packed (the only one that is)
+				packAT8(a, lda, i, pc, rows, kb, abuf)
+				p.a, p.astep, p.arow = unsafe.Pointer(&abuf[0]), asmMR*4, 4
+			default:
+				_ = a[(i+rows-1)*lda+pc+kb-1]
+				p.a, p.astep, p.arow = unsafe.Pointer(&a[i*lda+pc]), 4, uintptr(lda)*4
+			}
+			p.rows = rows
+			np++
+		}
+		cb := c[ic*ldc:]
+		for s, js := 0, 0; js < nb; s, js = s+1, js+asmNR {
+			cols := min(asmNR, nb-js)
+			bs := unsafe.Add(b, s*kb*asmNR*4)
+			for q, p := range panels[:np] {
+				if !direct || cols < 8 { // through out and storeTile32
+					panel256(kb, p.a, p.astep, p.arow, bs, cb[q*mr*ldc+js:], ldc, p.rows, cols, alpha, beta, out)
+					continue
+				}
+				if s == 0 && prefetchPanels && q+1 < np { // the rows' first pass comes from memory
+					prefetchPanel(transA, a, lda, ic+(q+1)*mr, pc, panels[q+1].rows, kb)
+				}
+				dst := cb[q*mr*ldc+js:]
+				_ = dst[(p.rows-1)*ldc+cols-1] // bounds: the whole tile
+				for r := 0; r < p.rows; {
+					n := min(3, p.rows-r)
+					tile, last := avx2Tile(n, cols)
+					tile(kb, unsafe.Add(p.a, uintptr(r)*p.arow), p.astep, p.arow, bs, unsafe.Pointer(&dst[r*ldc]), ldcb, last)
+					r += n
+				}
+			}
 		}
 	}
 }

@@ -490,3 +490,63 @@ func TestProductKC(t *testing.T) {
 		t.Error("a weight packed in k blocks of 240 reads as in kernel order under blocks of 360")
 	}
 }
+
+// TestAVX2GotoOrder: the AVX2 tiles give the same bits in Goto's loop
+// order (slivers256) as in panel256's, on products with several row
+// blocks, short last panels (5 and 1 rows), slivers narrower than 8
+// columns, Aᵀ read in place and packed (its short panel), alpha ≠ 1 and
+// beta ∉ {0, 1}, and weights packed once over several k blocks.
+func TestAVX2GotoOrder(t *testing.T) {
+	if !hasAVX2FMA {
+		t.Skip("the avx2 back end needs AVX2 and FMA; this CPU lacks them")
+	}
+	defer SetBackend(BackendName())
+	if err := SetBackend("avx2"); err != nil {
+		t.Fatal(err)
+	}
+	defer func(v bool) { avx2SliversOuter = v }(avx2SliversOuter)
+	rng := rand.New(rand.NewPCG(7, 8))
+	ran := false
+	for _, m := range []int{7, 32, 131, 260} {
+		for _, n := range []int{36, 180} {
+			for _, k := range []int{60, 90, 200, 700} {
+				for _, tr := range [][2]bool{{false, false}, {false, true}, {true, false}} {
+					lda, ldb := k, n
+					if tr[0] {
+						lda = m
+					}
+					if tr[1] {
+						ldb = k
+					}
+					a, b := to32(randSlice(rng, m*k)), to32(randSlice(rng, k*n))
+					c0 := to32(randSlice(rng, m*n))
+					pw := PackWeight(b, n, k) // b as an [n, k] weight: op(B) = bᵀ
+					for _, ab := range [][2]float32{{1, 0}, {1, 1}, {0.5, 0.5}} {
+						run := func(goto_ bool) []float32 {
+							avx2SliversOuter = goto_
+							c := append([]float32(nil), c0...)
+							GemmSerial(tr[0], tr[1], m, n, k, ab[0], a, lda, b, ldb, ab[1], c, n)
+							if !tr[0] {
+								d := append([]float32(nil), c0...)
+								GemmPackedSerial(m, ab[0], a, k, pw, ab[1], d, n)
+								c = append(c, d...)
+							}
+							return c
+						}
+						want, got := run(false), run(true)
+						for i := range want {
+							if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+								t.Fatalf("m=%d n=%d k=%d trans=%v alpha=%v beta=%v: [%d] = %v in Goto's order, %v in panel256's", m, n, k, tr, ab[0], ab[1], i, got[i], want[i])
+							}
+						}
+					}
+					avx2SliversOuter = true
+					ran = ran || avx2Goto(tr[0], productKC(tileFMA256, tr[0], n, k))
+				}
+			}
+		}
+	}
+	if !ran {
+		t.Fatal("no product ran in Goto's order")
+	}
+}

@@ -4,6 +4,8 @@ package tensor
 
 import (
 	"fmt"
+	"os"
+	"strconv"
 	"testing"
 	"unsafe"
 )
@@ -375,4 +377,38 @@ func BenchmarkSgemmNarrowKBlocks(b *testing.B) {
 			}
 		}
 	}
+}
+
+// BenchmarkSgemmAVX2Order compares the AVX2 tiles' two loop orders
+// (avx2SliversOuter: Goto's, slivers256; false: panel256's) on the
+// model's shapes, interleaved, reps times each (ROMAE_BENCH_REPS); they
+// differ where avx2Goto takes Goto's order. -cpu 1 and the paired ratios
+// of the reps give the steadiest figures on a noisy machine.
+func BenchmarkSgemmAVX2Order(b *testing.B) {
+	if SetBackend("avx2") != nil {
+		b.Skip("no avx2")
+	}
+	defer SetBackend(registry[0].b.Name())
+	reps := benchReps(5)
+	shapes := append([]benchShape{{"qkv_6400x540x180_NN", false, false, 6400, 540, 180, 1}}, benchShapes...)
+	for _, sh := range shapes {
+		for rep := range reps {
+			for _, outer := range []bool{false, true} {
+				b.Run(fmt.Sprintf("%s/outer=%v/rep=%d", sh.name, outer, rep), func(b *testing.B) {
+					defer func(v bool) { avx2SliversOuter = v }(avx2SliversOuter)
+					avx2SliversOuter = outer
+					benchShapeRun(b, sh)
+				})
+			}
+		}
+	}
+}
+
+// benchReps is ROMAE_BENCH_REPS when set (more alternations on a noisy
+// machine), else def.
+func benchReps(def int) int {
+	if n, err := strconv.Atoi(os.Getenv("ROMAE_BENCH_REPS")); err == nil && n > 0 {
+		return n
+	}
+	return def
 }
