@@ -1064,6 +1064,41 @@ func (p *evalPass) run(t *testing.T) []float32 {
 	return append([]float32(nil), p.ws.Output()...)
 }
 
+// TestTailFits: which blocks run their row-wise part chunk by chunk, on
+// the caches of the CPU classes seen: where the weights fit in L2, and on
+// the AVX2 tiles also where they fit in half of L3; never without an L2
+// size.
+func TestTailFits(t *testing.T) {
+	defer func(l2, l3v int) { coreL2, l3 = l2, l3v }(coreL2, l3)
+	defer tensor.SetBackend(tensor.BackendName())
+	const d, f = 180, 720 // RoMAE-tiny: 1.17 MB of fp32 weights
+	for _, c := range []struct {
+		name    string
+		backend string
+		l2, l3  int
+		d, f    int
+		want    bool
+	}{
+		// gonum stands for the AVX-512 tiles: any back end but avx2.
+		{"xeon", "gonum", 2 << 20, 105 << 20, d, f, true},
+		{"zen4", "gonum", 1 << 20, 32 << 20, d, f, false},
+		{"zen3", "avx2", 512 << 10, 32 << 20, d, f, true},
+		{"zen3 base-size", "avx2", 512 << 10, 32 << 20, 768, 3072, false}, // 21 MB > 16 MiB
+		{"zen3 no L3 size", "avx2", 512 << 10, 0, d, f, false},
+		{"no L2 size", "avx2", 0, 32 << 20, d, f, false},
+		{"zen4 as avx2", "avx2", 1 << 20, 32 << 20, d, f, true},
+	} {
+		if tensor.SetBackend(c.backend) != nil {
+			t.Logf("%s: no %s back end here, not checked", c.name, c.backend)
+			continue
+		}
+		coreL2, l3 = c.l2, c.l3
+		if got := tailFits(c.d, c.f); got != c.want {
+			t.Errorf("%s: tailFits(%d, %d) = %v, want %v", c.name, c.d, c.f, got, c.want)
+		}
+	}
+}
+
 // TestRowwiseTailChunks: an evaluation pass on packed weights runs each
 // block's row-wise part (output projection, residual, RMSNorm, MLP)
 // chunk by chunk on one core each (rowTail), fp32 or bf16 (each bf16
