@@ -117,14 +117,16 @@ func BenchmarkSgemmPrefetchA(b *testing.B) {
 			continue
 		}
 		for _, sh := range benchShapes {
-			for _, pf := range []bool{false, true} {
-				b.Run(fmt.Sprintf("%s/%s/prefetch=%v", be, sh.name, pf), func(b *testing.B) {
-					SetBackend(be)
-					prev := prefetchPanels
-					prefetchPanels = pf
-					defer func() { prefetchPanels = prev }()
-					benchShapeRun(b, sh)
-				})
+			for rep := range benchReps(1) {
+				for _, pf := range []bool{false, true} {
+					b.Run(fmt.Sprintf("%s/%s/prefetch=%v/rep=%d", be, sh.name, pf, rep), func(b *testing.B) {
+						SetBackend(be)
+						prev := prefetchPanels
+						prefetchPanels = pf
+						defer func() { prefetchPanels = prev }()
+						benchShapeRun(b, sh)
+					})
+				}
 			}
 		}
 	}
