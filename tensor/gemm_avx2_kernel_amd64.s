@@ -71,44 +71,36 @@
 	VFMADD231PS Y15, Y14, a2
 
 // AVX2_VECSV(fma): the V vectors of one k step; vector v of row r
-// accumulates in Y(4r+v).
-#define AVX2_VECS1(fma) \
-	fma((DI)(R12*1), Y0, Y4, Y8)
+// accumulates in Y(4r+v). AVX2_VECSV_2(fma): the same for the second step
+// of an iteration, its B vectors 128 bytes on (R11 = last + 128).
+// AVX2_VECSV_AT(fma, o, last) is either: vectors 0 … V−2 at o, o+32 …
+// bytes from DI, the last at DI + last.
+#define AVX2_VECS1_AT(fma, o, last) \
+	fma((DI)(last*1), Y0, Y4, Y8)
 
-#define AVX2_VECS2(fma) \
-	fma(0(DI), Y0, Y4, Y8); \
-	fma((DI)(R12*1), Y1, Y5, Y9)
+#define AVX2_VECS2_AT(fma, o, last) \
+	fma(o(DI), Y0, Y4, Y8); \
+	fma((DI)(last*1), Y1, Y5, Y9)
 
-#define AVX2_VECS3(fma) \
-	fma(0(DI), Y0, Y4, Y8); \
-	fma(32(DI), Y1, Y5, Y9); \
-	fma((DI)(R12*1), Y2, Y6, Y10)
+#define AVX2_VECS3_AT(fma, o, last) \
+	fma(o(DI), Y0, Y4, Y8); \
+	fma(o+32(DI), Y1, Y5, Y9); \
+	fma((DI)(last*1), Y2, Y6, Y10)
 
-#define AVX2_VECS4(fma) \
-	fma(0(DI), Y0, Y4, Y8); \
-	fma(32(DI), Y1, Y5, Y9); \
-	fma(64(DI), Y2, Y6, Y10); \
-	fma((DI)(R12*1), Y3, Y7, Y11)
+#define AVX2_VECS4_AT(fma, o, last) \
+	fma(o(DI), Y0, Y4, Y8); \
+	fma(o+32(DI), Y1, Y5, Y9); \
+	fma(o+64(DI), Y2, Y6, Y10); \
+	fma((DI)(last*1), Y3, Y7, Y11)
 
-// AVX2_VECSV_2(fma): the same for the second step of an iteration, its B
-// vectors 128 bytes on (R11 = last + 128).
-#define AVX2_VECS1_2(fma) \
-	fma((DI)(R11*1), Y0, Y4, Y8)
-
-#define AVX2_VECS2_2(fma) \
-	fma(128(DI), Y0, Y4, Y8); \
-	fma((DI)(R11*1), Y1, Y5, Y9)
-
-#define AVX2_VECS3_2(fma) \
-	fma(128(DI), Y0, Y4, Y8); \
-	fma(160(DI), Y1, Y5, Y9); \
-	fma((DI)(R11*1), Y2, Y6, Y10)
-
-#define AVX2_VECS4_2(fma) \
-	fma(128(DI), Y0, Y4, Y8); \
-	fma(160(DI), Y1, Y5, Y9); \
-	fma(192(DI), Y2, Y6, Y10); \
-	fma((DI)(R11*1), Y3, Y7, Y11)
+#define AVX2_VECS1(fma) AVX2_VECS1_AT(fma, 0, R12)
+#define AVX2_VECS2(fma) AVX2_VECS2_AT(fma, 0, R12)
+#define AVX2_VECS3(fma) AVX2_VECS3_AT(fma, 0, R12)
+#define AVX2_VECS4(fma) AVX2_VECS4_AT(fma, 0, R12)
+#define AVX2_VECS1_2(fma) AVX2_VECS1_AT(fma, 128, R11)
+#define AVX2_VECS2_2(fma) AVX2_VECS2_AT(fma, 128, R11)
+#define AVX2_VECS3_2(fma) AVX2_VECS3_AT(fma, 128, R11)
+#define AVX2_VECS4_2(fma) AVX2_VECS4_AT(fma, 128, R11)
 
 // AVX2_ADVR_2: on two k steps (R10 = 2·astep; DECQ last: the loop
 // branches on it).
