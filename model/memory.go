@@ -81,7 +81,7 @@ func (s *stack[T]) actFloats(B, L, prefix int, train bool) int64 {
 		if s.hiddenDrop > 0 {
 			perLayer += nf
 		}
-		total += 9*nd + 2*nf // dx, dBranch, dNorm, dMerged, dq, dk, dLin3; dPre, dAct
+		total += 9*nd + nf // dx, dBranch, dNorm, dMerged, dq, dk, dLin3; dAct
 		if s.dropPath > 0 && s.Depth > 1 {
 			total += 2 * int64(B) * (layers - 1) // drop-path scales of every block but the first
 		}

@@ -74,7 +74,8 @@ func (s rowSink) release() {
 	}
 }
 
-// SiLUBackward: dIn = dOut · σ(x)·(1 + x·(1−σ(x))), overwritten.
+// SiLUBackward: dIn = dOut · σ(x)·(1 + x·(1−σ(x))), overwritten; dIn may
+// be dOut (element by element, each read before it is written).
 func SiLUBackward[T tensor.Float](dIn, dOut, in []T, n int) {
 	if d32, ok := any(dIn).([]float32); ok {
 		g32, i32 := any(dOut).([]float32), any(in).([]float32)

@@ -94,6 +94,17 @@ func TestFloat32PathsMatchFloat64(t *testing.T) {
 		SiLUBackward(d32, to32(r), to32(in), n)
 		close32(t, "silu", out32, out, 1e-6)
 		close32(t, "dsilu", d32, d, 1e-6)
+		// In place (dIn = dOut, as the model's backward pass runs it):
+		// the same bits, float32 and float64.
+		inPlace32 := to32(r)
+		SiLUBackward(inPlace32, inPlace32, to32(in), n)
+		inPlace := append([]float64(nil), r...)
+		SiLUBackward(inPlace, inPlace, in, n)
+		for i := range d32 {
+			if math.Float32bits(inPlace32[i]) != math.Float32bits(d32[i]) || inPlace[i] != d[i] {
+				t.Fatalf("dsilu[%d] in place: %v and %v, out of place %v and %v", i, inPlace32[i], inPlace[i], d32[i], d[i])
+			}
+		}
 	})
 	for _, accum := range []bool{false, true} {
 		t.Run("rmsnorm", func(t *testing.T) {
