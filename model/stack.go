@@ -519,13 +519,14 @@ func (a *stackActs[T]) tailPacked(pk packedBlock[T], blk *block[T], d, f int) *p
 // there; and on the AVX2 tiles when they fit in half of L3, from which
 // each chunk streams them again. RoMAE-tiny's 1.17 MB fp32 fit the Xeon's
 // 2 MiB L2, not a Zen 4's 1 MiB or a Zen 3's 512 KiB; packed as bf16
-// (583 KB) they fit the Xeon's and the Zen 4's. The AVX2 tiles run at half the AVX-512
-// tiles' rate, so a chunk asks its weights of L3 at half the rate too: on
-// a Zen 3 (512 KiB L2, 32 MiB L3), chunk by chunk against layer by
-// layer, `romae bench` paired medians of 10 alternations: fine-tuning
-// 1.040 (faster in 7 of 10), inference 1.037 (7 of 10), pre-training
-// 1.005. With AVX-512 on a 1 MiB L2 (Zen 4, Zen 5) it is unmeasured, so
-// they keep the layer-by-layer order; a CPU that reports no L2 size too.
+// (583 KB) they fit the Xeon's and the Zen 4's. The AVX2 tiles run at
+// half the AVX-512 tiles' rate, so a chunk asks L3 for its weights at half
+// the rate too: on a Zen 3 (512 KiB L2, 32 MiB L3), chunk by chunk
+// against layer by layer, `romae bench` paired medians of 10
+// alternations: fine-tuning 1.040 (faster in 7 of 10), inference 1.037
+// (7 of 10), pre-training 1.005. With AVX-512 on a 1 MiB L2 (Zen 4,
+// Zen 5) it is unmeasured, so they keep the layer-by-layer order; so does
+// a CPU that reports no L2 size.
 func tailFits(d, f int) bool {
 	w := weightBytes() * (d*d + 2*d*f)
 	return coreL2 > 0 && (w <= coreL2 || l3 > 0 && w <= l3/2 && tensor.Kernel().Backend == "avx2")
