@@ -108,7 +108,7 @@ func timeNeighbours(pos []float32, d, timeAxis, n int) (prev, next []int) {
 		order[j] = j
 	}
 	// By the other coordinates, then time, then index: one run per group.
-	byGroupTime := func(a, b int) int {
+	byGroup := func(a, b int) int {
 		for ax := range d {
 			if ax == timeAxis {
 				continue
@@ -117,32 +117,22 @@ func timeNeighbours(pos []float32, d, timeAxis, n int) (prev, next []int) {
 				return c
 			}
 		}
-		if c := cmp.Compare(pos[a*d+timeAxis], pos[b*d+timeAxis]); c != 0 {
-			return c
-		}
-		return a - b
+		return 0
 	}
-	slices.SortFunc(order, byGroupTime)
+	slices.SortFunc(order, func(a, b int) int {
+		return cmp.Or(byGroup(a, b), cmp.Compare(pos[a*d+timeAxis], pos[b*d+timeAxis]), a-b)
+	})
 	prev, next = make([]int, n), make([]int, n)
 	for r, j := range order {
 		prev[j], next[j] = -1, -1
-		if r > 0 && sameGroup(pos, d, timeAxis, order[r-1], j) {
+		if r > 0 && byGroup(order[r-1], j) == 0 {
 			prev[j] = order[r-1]
 		}
-		if r+1 < n && sameGroup(pos, d, timeAxis, order[r+1], j) {
+		if r+1 < n && byGroup(order[r+1], j) == 0 {
 			next[j] = order[r+1]
 		}
 	}
 	return prev, next
-}
-
-func sameGroup(pos []float32, d, timeAxis, a, b int) bool {
-	for ax := range d {
-		if ax != timeAxis && pos[a*d+ax] != pos[b*d+ax] {
-			return false
-		}
-	}
-	return true
 }
 
 func observe(ds *data.Dataset, seed uint64, stream string, count func(rng *rand.Rand, n int) int) (observed, hidden *data.Dataset) {

@@ -177,7 +177,7 @@ func FitBlend(m *model.Model[float32], ds *data.Dataset, stats *data.Stats, o Bl
 	b := &Blend{Holdout: o.Holdout, Hide: HideIsolated, Draws: o.Draws, Series: len(sub.Samples), Sums: make([]SlotSums, C),
 		Edges: slices.Clone(GateEdges), BinSums: make([][]SlotSums, C)}
 	for k := range C {
-		b.BinSums[k] = make([]SlotSums, len(GateEdges)+1)
+		b.BinSums[k] = make([]SlotSums, len(b.Edges)+1)
 	}
 	if len(sub.Samples) > 0 {
 		if err := b.addHidden(m, sub, stats, o); err != nil {

@@ -13,7 +13,7 @@
 #   git stash; GOEXPERIMENT=simd go build -o /tmp/old ./cmd/romae; git stash pop
 #   scripts/ab_bench.sh /tmp/ab.txt 6 /tmp/old /tmp/new
 set -euo pipefail
-[ $# -ge 4 ] || { sed -n 2,16p "$0"; exit 2; }
+[ $# -ge 4 ] || { sed -n 2,14p "$0"; exit 2; }
 out=$1 rounds=$2
 shift 2
 : >"$out"

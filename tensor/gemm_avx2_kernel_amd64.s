@@ -33,7 +33,7 @@
 // AVX2_BCASTR: broadcast the current A element of rows 0 … R−1.
 // The k loop runs two steps an iteration (the loop's pointer updates and
 // branch once per two steps: 20 instructions per 12 FMAs instead of 24);
-// AVX2_BCASTR2 broadcasts the second step's elements, astep (DX) further.
+// AVX2_BCASTR_2 broadcasts the second step's elements, astep (DX) further.
 #define AVX2_BCAST1 \
 	VBROADCASTSS (SI), Y12
 
