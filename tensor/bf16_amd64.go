@@ -322,6 +322,7 @@ func setKBlocks(l1d, l2 int) {
 	asmKCAT = kBlockAT(l1d, asmKC)
 	kcL1 = kBlock(l1d, 1<<30, 1, asmMR, 4, asmKC)
 	avx2KChunk = sliverChunk(l1d, asmNR*4)
+	avx2GotoK = gotoDepth(l1d, asmNR*4+6*4)
 	asmL1D = l1d
 }
 
@@ -633,7 +634,7 @@ func kSplits(backend string) []int {
 	case "avx512":
 		return []int{asmKC, asmKCAT}
 	case "avx2":
-		return []int{asmKC, asmKCAT, avx2KChunk, kcL1}
+		return []int{asmKC, asmKCAT, avx2KChunk, avx2GotoK, kcL1}
 	}
 	return nil
 }

@@ -72,7 +72,7 @@ func BenchmarkKernel(b *testing.B) {
 			a, bb := make([]float32, 8*k), make([]float32, k*32)
 			var out [256]float32
 			for range b.N {
-				panel256(k, unsafe.Pointer(&a[0]), 4, k*4, unsafe.Pointer(&bb[0]), c, 32, rows, 32, 1, 0, &out)
+				panel256(k, avx2KChunk, unsafe.Pointer(&a[0]), 4, k*4, unsafe.Pointer(&bb[0]), c, 32, rows, 32, 1, 0, &out)
 			}
 			b.ReportMetric(float64(2*rows*32*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})

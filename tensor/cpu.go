@@ -167,3 +167,13 @@ func sliverChunk(l1d, stepBytes int) int {
 	}
 	return min(max(l1d/2/stepBytes&^31, 64), 512)
 }
+
+// gotoDepth is the deepest k block whose steps (stepBytes each: a sliver
+// of B and one panel of A) fill at most 7/8 of an L1d of l1d bytes, the
+// rest left to C's lines and the stack; 256 when the CPU reports no L1d.
+func gotoDepth(l1d, stepBytes int) int {
+	if l1d <= 0 {
+		return 256
+	}
+	return max(l1d*7/8/stepBytes, 64)
+}

@@ -151,6 +151,10 @@ var evenKBlocks = true
 // most half of L1d (sliverChunk).
 var avx2KChunk int
 
+// avx2GotoK is the deepest k block the AVX2 tiles run in Goto's order
+// (avx2Goto), one pass over it: gotoDepth's.
+var avx2GotoK int
+
 // simdAsmKernel selects the assembly driver for the avx512 back end
 // (fma8x32 …) and the avx2 one (fma3x32v …); false: the archsimd 4×32 and
 // 4×16 kernels. A variable so benchmarks can compare both.
@@ -205,6 +209,14 @@ func serialAsm(t tileKernel, nAll int, transA, transB bool, m, n, k int, alpha f
 // deep, on tiles t: asmKC, the block of the widest products, unless
 //   - op(A) = Aᵀ is read in place by the 8-row tiles: kBlockAT's, in
 //     even blocks (evenKBlocks);
+//   - the AVX2 tiles run op(B) (not Aᵀ) at most avx2GotoK deep: one
+//     block of k, which Goto's order runs in one pass with its sliver in
+//     L1d (the products with k = 180: 90 + 90 before, each C tile read
+//     back from memory for the second block; BenchmarkSgemmAVX2GotoDepth
+//     on a Zen 3, one core: 6400×540×180 64 → 72–76 GFLOP/s, 6400×720×180
+//     65–74 → 73–84, 6400×180×180 52–63 → 59–68). The packed block of a
+//     720-column op(B) (518 KB) then spills a 512 KiB L2, read from L3
+//     once per block of asmMC rows;
 //   - the AVX2 tiles run a narrower op(B) (narrowKBlocks): asmKC is
 //     bounded by the packed block of asmNC columns filling 3/4 of L2 (a
 //     Zen 3's 512 KiB gives 128), and a product of n columns can take
@@ -222,6 +234,8 @@ func productKC(t tileKernel, transA bool, n, k int) int {
 			return evenBlocks(k, asmKCAT)
 		}
 		return asmKCAT
+	case !transA && t == tileFMA256 && k <= avx2GotoK:
+		return k
 	case !transA && t == tileFMA256 && narrowKBlocks:
 		w := min((n+asmNR-1)/asmNR*asmNR, asmNC)
 		return evenBlocks(k, max(min(asmKC*asmNC/w&^31, kcL1, 512), asmKC))
@@ -585,7 +599,7 @@ func (t tileKernel) panelRows() int {
 // storeTile32.
 func (t tileKernel) panel(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c []float32, ldc, rows, nb int, alpha, beta float32, out *[256]float32) {
 	if t == tileFMA256 {
-		panel256(steps, a, astep, arow, b, c, ldc, rows, nb, alpha, beta, out)
+		panel256(steps, avx2KChunk, a, astep, arow, b, c, ldc, rows, nb, alpha, beta, out)
 		return
 	}
 	direct := alpha == 1 && (beta == 0 || beta == 1) && (rows == asmMR || shortPanels && rows < asmMR-1)
@@ -638,12 +652,13 @@ func (t tileKernel) panel(steps int, a unsafe.Pointer, astep, arow uintptr, b un
 // tiles of 8 columns or more go straight into C, their last vector
 // overlapping the one before it (gemm_avx2_kernel_amd64.s); the rest
 // into out and then storeTile32. Each tile reads the whole sliver again,
-// so the k block is run in chunks of avx2KChunk steps, a part of the
-// sliver that stays in L1 across the panel's tiles (the whole block's
+// so the k block is run in chunks of chunk steps (avx2KChunk), a part of
+// the sliver that stays in L1 across the panel's tiles (the whole block's
 // sliver, 32 KiB at k = 256, is the whole L1d of a Zen or a Haswell: the
 // second tile read it from L2 again); the chunks after the first add onto
-// the tile.
-func panel256(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c []float32, ldc, rows, nb int, alpha, beta float32, out *[256]float32) {
+// the tile. slivers256 passes its whole block, which Goto's order keeps
+// in L1d anyway.
+func panel256(steps, chunk int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer, c []float32, ldc, rows, nb int, alpha, beta float32, out *[256]float32) {
 	direct := alpha == 1 && (beta == 0 || beta == 1)
 	ldcbC := uintptr(ldc) * 4
 	if beta == 1 {
@@ -661,8 +676,8 @@ func panel256(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer
 		} else {
 			dst = out[:]
 		}
-		for k0 := 0; k0 < steps; k0 += avx2KChunk {
-			kn := min(avx2KChunk, steps-k0)
+		for k0 := 0; k0 < steps; k0 += chunk {
+			kn := min(chunk, steps-k0)
 			ak, bk := unsafe.Add(a, uintptr(k0)*astep), unsafe.Add(b, k0*asmNR*4)
 			for r := 0; r < rows; {
 				n := min(3, rows-r)
@@ -684,17 +699,18 @@ func panel256(steps int, a unsafe.Pointer, astep, arow uintptr, b unsafe.Pointer
 var avx2SliversOuter = true
 
 // avx2Goto reports whether asmCompute runs a k block of kb steps on the
-// AVX2 tiles in Goto's order (slivers256): where the block's sliver fits
-// in half of L1d (kb ≤ avx2KChunk) and stays there across all the
-// panels. A deeper block, run chunk by chunk across the panels (reading
-// each C tile back once per chunk), was slower than panel256's order.
+// AVX2 tiles in Goto's order (slivers256): where the block's sliver and
+// a panel's rows of A fit in L1d (kb ≤ avx2GotoK) and the sliver stays
+// there across all the panels. A deeper block, run chunk by chunk across
+// the panels (reading each C tile back once per chunk), was slower than
+// panel256's order.
 // BenchmarkSgemmAVX2Order on a Zen 3, one core, paired ratios of 15
 // alternations, Goto's order against panel256's: kb = 90 (the first MLP
 // layer 6400×720×180, 1.06; the QKV product, 1.04), Q·Kᵀ (k = 60) 1.10,
 // the weight gradients (kb = 128) 1.00–1.04; in chunks, kb = 240 (the
 // second MLP layer and its dX, 6400×180×720) 0.97 and 0.96.
 func avx2Goto(transA bool, kb int) bool {
-	return avx2SliversOuter && kb <= avx2KChunk && (!transA || asmDirectAT)
+	return avx2SliversOuter && kb <= avx2GotoK && (!transA || asmDirectAT)
 }
 
 // avx2Panel is one panel of op(A) as the AVX2 tiles read it: its first
@@ -748,7 +764,7 @@ func slivers256(transA bool, m, nb, pc, kb int, alpha float32, a []float32, lda 
 			bs := unsafe.Add(b, s*kb*asmNR*4)
 			for q, p := range panels[:np] {
 				if !direct || cols < 8 { // through out and storeTile32
-					panel256(kb, p.a, p.astep, p.arow, bs, cb[q*mr*ldc+js:], ldc, p.rows, cols, alpha, beta, out)
+					panel256(kb, kb, p.a, p.astep, p.arow, bs, cb[q*mr*ldc+js:], ldc, p.rows, cols, alpha, beta, out)
 					continue
 				}
 				if s == 0 && prefetchPanels && q+1 < np { // the rows' first pass comes from memory

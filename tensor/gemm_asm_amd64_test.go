@@ -421,13 +421,17 @@ func TestProductKC(t *testing.T) {
 		{"zen3", 32 << 10, 512 << 10, tileFMA256, false, 60, 201, 201},  // attention's P·V: one block, not 128 + 73
 		{"zen3", 32 << 10, 512 << 10, tileFMA256, false, 180, 720, 240}, // 3 × 240, not 5 × 128 + 80
 		{"zen3", 32 << 10, 512 << 10, tileFMA256, false, 180, 180, 180},
-		{"zen3", 32 << 10, 512 << 10, tileFMA256, false, 540, 180, 90}, // 128·768/544 = 180 → 160: 90 + 90
+		{"zen3", 32 << 10, 512 << 10, tileFMA256, false, 540, 180, 180}, // one pass in Goto's order (≤ avx2GotoK = 188), not 90 + 90
+		{"zen3", 32 << 10, 512 << 10, tileFMA256, false, 720, 180, 180},
+		{"zen3", 32 << 10, 512 << 10, tileFMA256, false, 540, 200, 100}, // past avx2GotoK: 128·768/544 = 180 → 160: 100 + 100
 		{"zen3", 32 << 10, 512 << 10, tileFMA256, false, 720, 720, 120},
 		{"zen3", 32 << 10, 512 << 10, tileFMA256, true, 180, 6400, 128}, // weight gradient: asmKC
 		{"zen3", 32 << 10, 512 << 10, tileFMA, false, 60, 201, 128},     // AVX-512 tiles: asmKC
 		// The L1d bound sets asmKC: asmKC's depth, in even blocks.
 		{"zen4", 32 << 10, 1 << 20, tileFMA256, false, 60, 201, 201},
 		{"zen4", 32 << 10, 1 << 20, tileFMA256, false, 180, 720, 240},
+		{"zen4", 32 << 10, 1 << 20, tileFMA256, false, 720, 180, 180},
+		{"xeon", 48 << 10, 2 << 20, tileFMA256, false, 720, 280, 280}, // avx2GotoK = 282
 		{"xeon", 48 << 10, 2 << 20, tileFMA256, false, 180, 1000, 334},
 		{"xeon", 48 << 10, 2 << 20, tileFMA, false, 180, 1000, 384},
 	} {
@@ -495,7 +499,9 @@ func TestProductKC(t *testing.T) {
 // order (slivers256) as in panel256's, on products with several row
 // blocks, short last panels (5 and 1 rows), slivers narrower than 8
 // columns, Aᵀ read in place and packed (its short panel), alpha ≠ 1 and
-// beta ∉ {0, 1}, and weights packed once over several k blocks.
+// beta ∉ {0, 1}, weights packed once over several k blocks, and k blocks
+// deeper than avx2KChunk that Goto's order runs in one pass (k = 180;
+// panel256 then runs them in one chunk too, so each sum is the same).
 func TestAVX2GotoOrder(t *testing.T) {
 	if !hasAVX2FMA {
 		t.Skip("the avx2 back end needs AVX2 and FMA; this CPU lacks them")
@@ -505,11 +511,13 @@ func TestAVX2GotoOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func(v bool) { avx2SliversOuter = v }(avx2SliversOuter)
+	defer func(v int) { avx2KChunk = v }(avx2KChunk)
+	chunk := avx2KChunk
 	rng := rand.New(rand.NewPCG(7, 8))
-	ran := false
+	ran, ranDeep := false, false
 	for _, m := range []int{7, 32, 131, 260} {
 		for _, n := range []int{36, 180} {
-			for _, k := range []int{60, 90, 200, 700} {
+			for _, k := range []int{60, 90, 180, 200, 700} {
 				for _, tr := range [][2]bool{{false, false}, {false, true}, {true, false}} {
 					lda, ldb := k, n
 					if tr[0] {
@@ -524,6 +532,10 @@ func TestAVX2GotoOrder(t *testing.T) {
 					for _, ab := range [][2]float32{{1, 0}, {1, 1}, {0.5, 0.5}} {
 						run := func(goto_ bool) []float32 {
 							avx2SliversOuter = goto_
+							avx2KChunk = chunk
+							if kb := productKC(tileFMA256, tr[0], n, k); !goto_ && kb <= avx2GotoK {
+								avx2KChunk = max(chunk, kb) // one chunk, as Goto's order runs it
+							}
 							c := append([]float32(nil), c0...)
 							GemmSerial(tr[0], tr[1], m, n, k, ab[0], a, lda, b, ldb, ab[1], c, n)
 							if !tr[0] {
@@ -540,13 +552,18 @@ func TestAVX2GotoOrder(t *testing.T) {
 							}
 						}
 					}
-					avx2SliversOuter = true
-					ran = ran || avx2Goto(tr[0], productKC(tileFMA256, tr[0], n, k))
+					avx2SliversOuter, avx2KChunk = true, chunk
+					kb := min(k, productKC(tileFMA256, tr[0], n, k))
+					ran = ran || avx2Goto(tr[0], kb)
+					ranDeep = ranDeep || avx2Goto(tr[0], kb) && kb > chunk
 				}
 			}
 		}
 	}
 	if !ran {
 		t.Fatal("no product ran in Goto's order")
+	}
+	if !ranDeep && avx2GotoK >= 180 {
+		t.Fatalf("no k block deeper than avx2KChunk (%d) ran in Goto's order (avx2GotoK %d)", chunk, avx2GotoK)
 	}
 }

@@ -414,3 +414,59 @@ func benchReps(def int) int {
 	}
 	return def
 }
+
+// BenchmarkSgemmAVX2GotoDepth compares the AVX2 tiles with Goto's order
+// taking k blocks up to avx2GotoK in one pass and up to avx2KChunk only
+// (before: k = 180 ran as 90 + 90, or in panel256's order in chunks) on
+// the products with k = 180, whole and 32 rows at a time on packed
+// weights (as rowTail runs them), interleaved, reps times each
+// (ROMAE_BENCH_REPS). -cpu 1 and the paired ratios give the steadiest
+// figures on a noisy machine.
+func BenchmarkSgemmAVX2GotoDepth(b *testing.B) {
+	if SetBackend("avx2") != nil {
+		b.Skip("no avx2")
+	}
+	defer SetBackend(registry[0].b.Name())
+	defer func(v int) { avx2GotoK = v }(avx2GotoK)
+	reps, deep := benchReps(4), avx2GotoK
+	depth := func(d bool) {
+		avx2GotoK = avx2KChunk
+		if d {
+			avx2GotoK = deep
+		}
+	}
+	for _, sh := range []benchShape{benchShapes[0], {"qkv_6400x540x180_NN", false, false, 6400, 540, 180, 1}, benchShapes[1]} {
+		for rep := range reps {
+			for _, d := range []bool{false, true} {
+				b.Run(fmt.Sprintf("%s/deep=%v/rep=%d", sh.name, d, rep), func(b *testing.B) {
+					depth(d)
+					benchShapeRun(b, sh)
+				})
+			}
+		}
+	}
+	for _, sh := range []struct {
+		name string
+		n, k int
+	}{{"qkv_32x540x180", 540, 180}, {"wo_32x180x180", 180, 180}, {"w1_32x720x180", 720, 180}} {
+		w := make([]float32, sh.n*sh.k)
+		for i := range w {
+			w[i] = float32(i%7) * 0.1
+		}
+		a, c := make([]float32, 6400*sh.k), make([]float32, 6400*sh.n)
+		for rep := range reps {
+			for _, d := range []bool{false, true} {
+				b.Run(fmt.Sprintf("%s/deep=%v/rep=%d", sh.name, d, rep), func(b *testing.B) {
+					depth(d)
+					pw := PackWeight(w, sh.n, sh.k) // in the blocks this depth gives
+					b.ResetTimer()
+					for it := range b.N {
+						r := it % 200 * 32
+						GemmPackedSerial(32, 1, a[r*sh.k:], sh.k, pw, 0, c[r*sh.n:], sh.n)
+					}
+					b.ReportMetric(float64(2*32*sh.n*sh.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				})
+			}
+		}
+	}
+}
