@@ -700,8 +700,8 @@ var avx2SliversOuter = true
 
 // avx2Goto reports whether asmCompute runs a k block of kb steps on the
 // AVX2 tiles in Goto's order (slivers256): where the block's sliver and
-// a panel's rows of A fit in L1d (kb ≤ avx2GotoK) and the sliver stays
-// there across all the panels. A deeper block, run chunk by chunk across
+// a panel's rows of A fit in L1d (kb ≤ avx2GotoK; for Aᵀ read in place,
+// kb ≤ avx2KChunk) and the sliver stays there across all the panels. A deeper block, run chunk by chunk across
 // the panels (reading each C tile back once per chunk), was slower than
 // panel256's order.
 // BenchmarkSgemmAVX2Order on a Zen 3, one core, paired ratios of 15
@@ -710,7 +710,12 @@ var avx2SliversOuter = true
 // the weight gradients (kb = 128) 1.00–1.04; in chunks, kb = 240 (the
 // second MLP layer and its dX, 6400×180×720) 0.97 and 0.96.
 func avx2Goto(transA bool, kb int) bool {
-	return avx2SliversOuter && kb <= avx2GotoK && (!transA || asmDirectAT)
+	if transA {
+		// Each k step of Aᵀ read in place is a line of its own, not 24
+		// bytes: measured only up to half of L1d.
+		return avx2SliversOuter && kb <= avx2KChunk && asmDirectAT
+	}
+	return avx2SliversOuter && kb <= avx2GotoK
 }
 
 // avx2Panel is one panel of op(A) as the AVX2 tiles read it: its first

@@ -529,11 +529,13 @@ func TestAVX2GotoOrder(t *testing.T) {
 					a, b := to32(randSlice(rng, m*k)), to32(randSlice(rng, k*n))
 					c0 := to32(randSlice(rng, m*n))
 					pw := PackWeight(b, n, k) // b as an [n, k] weight: op(B) = bᵀ
+					kb := min(k, productKC(tileFMA256, tr[0], n, k))
+					inGoto := avx2Goto(tr[0], kb)
 					for _, ab := range [][2]float32{{1, 0}, {1, 1}, {0.5, 0.5}} {
 						run := func(goto_ bool) []float32 {
 							avx2SliversOuter = goto_
 							avx2KChunk = chunk
-							if kb := productKC(tileFMA256, tr[0], n, k); !goto_ && kb <= avx2GotoK {
+							if !goto_ && inGoto {
 								avx2KChunk = max(chunk, kb) // one chunk, as Goto's order runs it
 							}
 							c := append([]float32(nil), c0...)
@@ -553,9 +555,8 @@ func TestAVX2GotoOrder(t *testing.T) {
 						}
 					}
 					avx2SliversOuter, avx2KChunk = true, chunk
-					kb := min(k, productKC(tileFMA256, tr[0], n, k))
-					ran = ran || avx2Goto(tr[0], kb)
-					ranDeep = ranDeep || avx2Goto(tr[0], kb) && kb > chunk
+					ran = ran || inGoto
+					ranDeep = ranDeep || inGoto && kb > chunk
 				}
 			}
 		}
