@@ -155,6 +155,11 @@ var avx2KChunk int
 // (avx2Goto), one pass over it: gotoDepth's.
 var avx2GotoK int
 
+// gotoBlocks lets productKC and avx2Goto use avx2GotoK (false: Goto's
+// order only up to avx2KChunk, and the k blocks from the caches alone, as
+// before it), a variable so BenchmarkSgemmAVX2GotoDepth can compare both.
+var gotoBlocks = true
+
 // simdAsmKernel selects the assembly driver for the avx512 back end
 // (fma8x32 …) and the avx2 one (fma3x32v …); false: the archsimd 4×32 and
 // 4×16 kernels. A variable so benchmarks can compare both.
@@ -222,11 +227,15 @@ func serialAsm(t tileKernel, nAll int, transA, transB bool, m, n, k int, alpha f
 //     Zen 3's 512 KiB gives 128), and a product of n columns can take
 //     asmKC·asmNC/n steps in the same space, up to kBlock's L1d bound on
 //     the A panel (kcL1), in even blocks. So attention's products over
-//     k = 201 keys (n = 60) run as one block, not 128 + 73, and the
-//     products into 180 columns (k = 180, 540 and 720) in blocks of 180
-//     and 240 instead of 128 and a remainder. Where the L1d bound already
-//     set asmKC (every CPU with AVX-512 seen so far, which run the
-//     AVX-512 tiles) that is asmKC, cut into even blocks.
+//     k = 201 keys (n = 60) run as one block, not 128 + 73. A product
+//     that needs several blocks anyway takes them at most avx2GotoK deep,
+//     which Goto's order runs in one pass: the products into 180 columns
+//     (k = 540 and 720) in blocks of 180 instead of 128 and a remainder
+//     (or 240, panel256's order in chunks: W2's 32-row products of
+//     rowTail, BenchmarkSgemmAVX2GotoDepth on a Zen 3, one core: 52–64 →
+//     66–80 GFLOP/s; the whole 6400-row product 54–59 → 52–55). Where the
+//     L1d bound already set asmKC (every CPU with AVX-512 seen so far,
+//     which run the AVX-512 tiles) that is asmKC, cut into even blocks.
 func productKC(t tileKernel, transA bool, n, k int) int {
 	switch {
 	case transA && asmDirectAT && t == tileFMA:
@@ -234,11 +243,16 @@ func productKC(t tileKernel, transA bool, n, k int) int {
 			return evenBlocks(k, asmKCAT)
 		}
 		return asmKCAT
-	case !transA && t == tileFMA256 && k <= avx2GotoK:
+	case !transA && t == tileFMA256 && gotoBlocks && k <= avx2GotoK:
 		return k
 	case !transA && t == tileFMA256 && narrowKBlocks:
 		w := min((n+asmNR-1)/asmNR*asmNR, asmNC)
-		return evenBlocks(k, max(min(asmKC*asmNC/w&^31, kcL1, 512), asmKC))
+		kc := max(min(asmKC*asmNC/w&^31, kcL1, 512), asmKC)
+		if gotoBlocks && k > kc {
+			// Several blocks either way: blocks Goto's order runs in one pass.
+			kc = min(kc, avx2GotoK)
+		}
+		return evenBlocks(k, kc)
 	}
 	return asmKC
 }
@@ -710,10 +724,10 @@ var avx2SliversOuter = true
 // the weight gradients (kb = 128) 1.00–1.04; in chunks, kb = 240 (the
 // second MLP layer and its dX, 6400×180×720) 0.97 and 0.96.
 func avx2Goto(transA bool, kb int) bool {
-	if transA {
+	if transA || !gotoBlocks {
 		// Each k step of Aᵀ read in place is a line of its own, not 24
 		// bytes: measured only up to half of L1d.
-		return avx2SliversOuter && kb <= avx2KChunk && asmDirectAT
+		return avx2SliversOuter && kb <= avx2KChunk && (!transA || asmDirectAT)
 	}
 	return avx2SliversOuter && kb <= avx2GotoK
 }

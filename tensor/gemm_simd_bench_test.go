@@ -415,31 +415,24 @@ func benchReps(def int) int {
 	return def
 }
 
-// BenchmarkSgemmAVX2GotoDepth compares the AVX2 tiles with Goto's order
-// taking k blocks up to avx2GotoK in one pass and up to avx2KChunk only
-// (before: k = 180 ran as 90 + 90, or in panel256's order in chunks) on
-// the products with k = 180, whole and 32 rows at a time on packed
-// weights (as rowTail runs them), interleaved, reps times each
-// (ROMAE_BENCH_REPS). -cpu 1 and the paired ratios give the steadiest
-// figures on a noisy machine.
+// BenchmarkSgemmAVX2GotoDepth compares the AVX2 tiles' k blocks with and
+// without gotoBlocks (Goto's order over blocks up to avx2GotoK deep, in
+// one pass) on the products with k = 180 and 720, whole and 32 rows at a
+// time on packed weights (as rowTail runs them), interleaved, reps times
+// each (ROMAE_BENCH_REPS). -cpu 1 and the paired ratios give the
+// steadiest figures on a noisy machine.
 func BenchmarkSgemmAVX2GotoDepth(b *testing.B) {
 	if SetBackend("avx2") != nil {
 		b.Skip("no avx2")
 	}
 	defer SetBackend(registry[0].b.Name())
-	defer func(v int) { avx2GotoK = v }(avx2GotoK)
-	reps, deep := benchReps(4), avx2GotoK
-	depth := func(d bool) {
-		avx2GotoK = avx2KChunk
-		if d {
-			avx2GotoK = deep
-		}
-	}
-	for _, sh := range []benchShape{benchShapes[0], {"qkv_6400x540x180_NN", false, false, 6400, 540, 180, 1}, benchShapes[1]} {
+	defer func(v bool) { gotoBlocks = v }(gotoBlocks)
+	reps := benchReps(4)
+	for _, sh := range []benchShape{benchShapes[0], {"qkv_6400x540x180_NN", false, false, 6400, 540, 180, 1}, benchShapes[1], benchShapes[2], benchShapes[3]} {
 		for rep := range reps {
-			for _, d := range []bool{false, true} {
-				b.Run(fmt.Sprintf("%s/deep=%v/rep=%d", sh.name, d, rep), func(b *testing.B) {
-					depth(d)
+			for _, deep := range []bool{false, true} {
+				b.Run(fmt.Sprintf("%s/deep=%v/rep=%d", sh.name, deep, rep), func(b *testing.B) {
+					gotoBlocks = deep
 					benchShapeRun(b, sh)
 				})
 			}
@@ -448,17 +441,17 @@ func BenchmarkSgemmAVX2GotoDepth(b *testing.B) {
 	for _, sh := range []struct {
 		name string
 		n, k int
-	}{{"qkv_32x540x180", 540, 180}, {"wo_32x180x180", 180, 180}, {"w1_32x720x180", 720, 180}} {
+	}{{"qkv_32x540x180", 540, 180}, {"wo_32x180x180", 180, 180}, {"w1_32x720x180", 720, 180}, {"w2_32x180x720", 180, 720}} {
 		w := make([]float32, sh.n*sh.k)
 		for i := range w {
 			w[i] = float32(i%7) * 0.1
 		}
 		a, c := make([]float32, 6400*sh.k), make([]float32, 6400*sh.n)
 		for rep := range reps {
-			for _, d := range []bool{false, true} {
-				b.Run(fmt.Sprintf("%s/deep=%v/rep=%d", sh.name, d, rep), func(b *testing.B) {
-					depth(d)
-					pw := PackWeight(w, sh.n, sh.k) // in the blocks this depth gives
+			for _, deep := range []bool{false, true} {
+				b.Run(fmt.Sprintf("%s/deep=%v/rep=%d", sh.name, deep, rep), func(b *testing.B) {
+					gotoBlocks = deep
+					pw := PackWeight(w, sh.n, sh.k) // in the blocks this choice gives
 					b.ResetTimer()
 					for it := range b.N {
 						r := it % 200 * 32
