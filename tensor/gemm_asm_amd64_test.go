@@ -421,9 +421,9 @@ func TestProductKC(t *testing.T) {
 		{"zen3", 32 << 10, 512 << 10, tileFMA256, false, 60, 201, 201},  // attention's P·V: one block, not 128 + 73
 		{"zen3", 32 << 10, 512 << 10, tileFMA256, false, 180, 720, 180}, // 4 × 180 (Goto's order), not 5 × 128 + 80 or 3 × 240
 		{"zen3", 32 << 10, 512 << 10, tileFMA256, false, 180, 180, 180},
-		{"zen3", 32 << 10, 512 << 10, tileFMA256, false, 540, 180, 180}, // one pass in Goto's order (≤ avx2GotoK = 188), not 90 + 90
+		{"zen3", 32 << 10, 512 << 10, tileFMA256, false, 540, 180, 180}, // one pass in Goto's order (≤ avx2GotoK = 215), not 90 + 90
 		{"zen3", 32 << 10, 512 << 10, tileFMA256, false, 720, 180, 180},
-		{"zen3", 32 << 10, 512 << 10, tileFMA256, false, 540, 200, 100}, // past avx2GotoK: 128·768/544 = 180 → 160: 100 + 100
+		{"zen3", 32 << 10, 512 << 10, tileFMA256, false, 540, 230, 115}, // past avx2GotoK: 128·768/544 = 180 → 160: 115 + 115
 		{"zen3", 32 << 10, 512 << 10, tileFMA256, false, 720, 720, 120},
 		{"zen3", 32 << 10, 512 << 10, tileFMA256, true, 180, 6400, 128}, // weight gradient: asmKC
 		{"zen3", 32 << 10, 512 << 10, tileFMA, false, 60, 201, 128},     // AVX-512 tiles: asmKC
@@ -431,8 +431,8 @@ func TestProductKC(t *testing.T) {
 		{"zen4", 32 << 10, 1 << 20, tileFMA256, false, 60, 201, 201},
 		{"zen4", 32 << 10, 1 << 20, tileFMA256, false, 180, 720, 180},
 		{"zen4", 32 << 10, 1 << 20, tileFMA256, false, 720, 180, 180},
-		{"xeon", 48 << 10, 2 << 20, tileFMA256, false, 720, 280, 280},  // avx2GotoK = 282
-		{"xeon", 48 << 10, 2 << 20, tileFMA256, false, 180, 1000, 250}, // 384 → avx2GotoK 282: 4 × 250
+		{"xeon", 48 << 10, 2 << 20, tileFMA256, false, 720, 320, 320},  // avx2GotoK = 323
+		{"xeon", 48 << 10, 2 << 20, tileFMA256, false, 180, 1000, 250}, // 384 → avx2GotoK 323: 4 × 250
 		{"xeon", 48 << 10, 2 << 20, tileFMA, false, 180, 1000, 384},
 	} {
 		setKBlocks(c.l1d, c.l2)

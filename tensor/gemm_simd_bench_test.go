@@ -417,7 +417,7 @@ func benchReps(def int) int {
 
 // BenchmarkSgemmAVX2GotoDepth compares the AVX2 tiles' k blocks with and
 // without gotoBlocks (Goto's order over blocks up to avx2GotoK deep, in
-// one pass) on the products with k = 180 and 720, whole and 32 rows at a
+// one pass) on the products with k = 180, 200 and 720, whole and 32 rows at a
 // time on packed weights (as rowTail runs them), interleaved, reps times
 // each (ROMAE_BENCH_REPS). -cpu 1 and the paired ratios give the
 // steadiest figures on a noisy machine.
@@ -428,7 +428,7 @@ func BenchmarkSgemmAVX2GotoDepth(b *testing.B) {
 	defer SetBackend(registry[0].b.Name())
 	defer func(v bool) { gotoBlocks = v }(gotoBlocks)
 	reps := benchReps(4)
-	for _, sh := range []benchShape{benchShapes[0], {"qkv_6400x540x180_NN", false, false, 6400, 540, 180, 1}, benchShapes[1], benchShapes[2], benchShapes[3]} {
+	for _, sh := range []benchShape{benchShapes[0], {"qkv_6400x540x180_NN", false, false, 6400, 540, 180, 1}, benchShapes[1], benchShapes[2], benchShapes[3], benchShapes[8]} {
 		for rep := range reps {
 			for _, deep := range []bool{false, true} {
 				b.Run(fmt.Sprintf("%s/deep=%v/rep=%d", sh.name, deep, rep), func(b *testing.B) {
