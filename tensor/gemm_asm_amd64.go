@@ -198,7 +198,9 @@ var asmBufs = make(bufPool[float32], 32)
 // block of op(B), then compute with it. Packing block by block rather
 // than all of op(B) first keeps the packed block in L2 for the compute
 // that follows; for the weight gradients (k = batch × tokens) op(B) is
-// megabytes and, packed whole, came back from memory. The k block is
+// megabytes and, packed whole, came back from memory. The exception is a
+// product whose blocks of rows run through every k block (rowBlocksOuter:
+// the AVX2 tiles, op(A) = A): op(B) is packed whole first. The k block is
 // that of a product nAll columns wide (serial).
 func serialAsm(t tileKernel, nAll int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	kc := productKC(t, transA, nAll, k)
@@ -225,8 +227,8 @@ func serialAsm(t tileKernel, nAll int, transA, transB bool, m, n, k int, alpha f
 //     block of k, which Goto's order runs in one pass with its sliver in
 //     L1d (the products with k = 180: 90 + 90 before, each C tile read
 //     back from memory for the second block; BenchmarkSgemmAVX2GotoDepth
-//     on a Zen 3, one core: 6400×540×180 64 → 72–76 GFLOP/s, 6400×720×180
-//     65–74 → 73–84, 6400×180×180 52–63 → 59–68). The packed block of a
+//     on a Zen 3, one core: 6400×540×180 66 → 71–74 GFLOP/s, 6400×720×180
+//     70–76 → 71–84, 6400×180×180 64–65 → 68–69). The packed block of a
 //     720-column op(B) (518 KB) then spills a 512 KiB L2, read from L3
 //     once per block of asmMC rows;
 //   - the AVX2 tiles run a narrower op(B) (narrowKBlocks): asmKC is
@@ -237,12 +239,13 @@ func serialAsm(t tileKernel, nAll int, transA, transB bool, m, n, k int, alpha f
 //     k = 201 keys (n = 60) run as one block, not 128 + 73. A product
 //     that needs several blocks anyway takes them at most avx2GotoK deep,
 //     which Goto's order runs in one pass: the products into 180 columns
-//     (k = 540 and 720) in blocks of 180 instead of 128 and a remainder
-//     (or 240, panel256's order in chunks: W2's 32-row products of
-//     rowTail, BenchmarkSgemmAVX2GotoDepth on a Zen 3, one core: 52–64 →
-//     66–80 GFLOP/s; the whole 6400-row product 54–59 → 52–55). Where the
-//     L1d bound already set asmKC (every CPU with AVX-512 seen so far,
-//     which run the AVX-512 tiles) that is asmKC, cut into even blocks.
+//     (k = 540 and 720) in blocks of 180 instead of 240, panel256's order
+//     in chunks (W2's 32-row products of rowTail, BenchmarkSgemmAVX2GotoDepth
+//     on a Zen 3, one core: 53–75 → 66–76 GFLOP/s; the whole 6400-row
+//     product, its rows in blocks through all four (gotoRowBlocks), 58–65
+//     → 61–72). Where the L1d bound already set asmKC (every CPU with
+//     AVX-512 seen so far, which run the AVX-512 tiles) that is asmKC,
+//     cut into even blocks.
 func productKC(t tileKernel, transA bool, n, k int) int {
 	switch {
 	case transA && asmDirectAT && t == tileFMA:
@@ -297,7 +300,8 @@ func forKBlocks(transA, transB bool, k, kc, lda, ldb int, beta float32, block fu
 // the chunks only differ in their rows of A and C. It runs serialAsm's k
 // blocks, each packed over the workers and then computed by them, so
 // every element is summed as on one core (the weight gradients' blocks,
-// kBlockAT, are not asmKC's).
+// kBlockAT, are not asmKC's); where rowBlocksOuter says so, all of them
+// packed at once, as serialAsm does.
 func asmParallelM(t tileKernel, w int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	kc := productKC(t, transA, n, k)
 	if rowBlocksOuter(t, transA, k, kc) { // every k block at once: gotoRowBlocks
@@ -735,9 +739,9 @@ var avx2SliversOuter = true
 // avx2Goto reports whether asmCompute runs a k block of kb steps on the
 // AVX2 tiles in Goto's order (slivers256): where the block's sliver and
 // a panel's rows of A fit in L1d (kb ≤ avx2GotoK; for Aᵀ read in place,
-// kb ≤ avx2KChunk) and the sliver stays there across all the panels. A deeper block, run chunk by chunk across
-// the panels (reading each C tile back once per chunk), was slower than
-// panel256's order.
+// kb ≤ avx2KChunk) and the sliver stays there across all the panels. A
+// deeper block, run chunk by chunk across the panels (reading each C
+// tile back once per chunk), was slower than panel256's order.
 // BenchmarkSgemmAVX2Order on a Zen 3, one core, paired ratios of 15
 // alternations, Goto's order against panel256's: kb = 90 (the first MLP
 // layer 6400×720×180, 1.06; the QKV product, 1.04), Q·Kᵀ (k = 60) 1.10,
