@@ -322,7 +322,7 @@ func setKBlocks(l1d, l2 int) {
 	asmKCAT = kBlockAT(l1d, asmKC)
 	kcL1 = kBlock(l1d, 1<<30, 1, asmMR, 4, asmKC)
 	avx2KChunk = sliverChunk(l1d, asmNR*4)
-	avx2GotoK = gotoDepth(l1d, asmNR*4+6*4)
+	avx2GotoK = gotoDepth(l1d, (asmNR+tileFMA256.panelRows())*4) // a sliver and a panel of A a step
 	asmL1D = l1d
 }
 

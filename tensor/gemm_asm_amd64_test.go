@@ -501,7 +501,9 @@ func TestProductKC(t *testing.T) {
 // columns, Aᵀ read in place and packed (its short panel), alpha ≠ 1 and
 // beta ∉ {0, 1}, weights packed once over several k blocks, and k blocks
 // deeper than avx2KChunk that Goto's order runs in one pass (k = 180;
-// panel256 then runs them in one chunk too, so each sum is the same).
+// panel256 then runs them in one chunk too, so each sum is the same),
+// and several of them taken block of rows by block of rows through all
+// the k blocks (gotoRowBlocks: k = 700 on 131 and 260 rows).
 func TestAVX2GotoOrder(t *testing.T) {
 	if !hasAVX2FMA {
 		t.Skip("the avx2 back end needs AVX2 and FMA; this CPU lacks them")
