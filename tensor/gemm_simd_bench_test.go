@@ -330,30 +330,47 @@ func BenchmarkSgemmPackBRows(b *testing.B) {
 // side by side in one run; each iteration takes the next 32 rows of a
 // 6400-row input, as the chunks do. -cpu 1 gives the steadiest figures.
 func BenchmarkSgemmSliversOuter(b *testing.B) {
-	for _, sh := range []struct {
-		name string
-		n, k int
-	}{
-		{"qkv_32x540x180", 540, 180}, {"wo_32x180x180", 180, 180}, {"w1_32x720x180", 720, 180}, {"w2_32x180x720", 180, 720},
-	} {
-		w := make([]float32, sh.n*sh.k)
-		for i := range w {
-			w[i] = float32(i%7) * 0.1
-		}
+	for _, sh := range chunkShapes {
+		w, a, c := sh.operands()
 		pw := PackWeight(w, sh.n, sh.k)
-		a, c := make([]float32, 6400*sh.k), make([]float32, 6400*sh.n)
 		for _, outer := range []bool{false, true} {
 			b.Run(fmt.Sprintf("%s/slivers-outer=%v", sh.name, outer), func(b *testing.B) {
 				defer func(v bool) { sliverOuter = v }(sliverOuter)
 				sliverOuter = outer
-				for it := range b.N {
-					r := it % 200 * 32
-					GemmPackedSerial(32, 1, a[r*sh.k:], sh.k, pw, 0, c[r*sh.n:], sh.n)
-				}
-				b.ReportMetric(float64(2*32*sh.n*sh.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				sh.run(b, pw, a, c)
 			})
 		}
 	}
+}
+
+// chunkShape is a product a core runs 32 rows at a time through a
+// block's layers (rowTail, qkvRoPEChunks) on a weight packed once: n
+// outputs from k inputs.
+type chunkShape struct {
+	name string
+	n, k int
+}
+
+var chunkShapes = []chunkShape{{"qkv_32x540x180", 540, 180}, {"wo_32x180x180", 180, 180}, {"w1_32x720x180", 720, 180}, {"w2_32x180x720", 180, 720}}
+
+// operands are sh's weight [n, k] and a 6400-row input and output.
+func (sh chunkShape) operands() (w, a, c []float32) {
+	w = make([]float32, sh.n*sh.k)
+	for i := range w {
+		w[i] = float32(i%7) * 0.1
+	}
+	return w, make([]float32, 6400*sh.k), make([]float32, 6400*sh.n)
+}
+
+// run times the product on pw, each iteration the next 32 rows of a, as
+// the chunks take them, and reports GFLOP/s.
+func (sh chunkShape) run(b *testing.B, pw *PackedWeight[float32], a, c []float32) {
+	b.ResetTimer()
+	for it := range b.N {
+		r := it % 200 * 32
+		GemmPackedSerial(32, 1, a[r*sh.k:], sh.k, pw, 0, c[r*sh.n:], sh.n)
+	}
+	b.ReportMetric(float64(2*32*sh.n*sh.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }
 
 // BenchmarkSgemmNarrowKBlocks compares the AVX2 tiles' products with and
@@ -438,26 +455,13 @@ func BenchmarkSgemmAVX2GotoDepth(b *testing.B) {
 			}
 		}
 	}
-	for _, sh := range []struct {
-		name string
-		n, k int
-	}{{"qkv_32x540x180", 540, 180}, {"wo_32x180x180", 180, 180}, {"w1_32x720x180", 720, 180}, {"w2_32x180x720", 180, 720}} {
-		w := make([]float32, sh.n*sh.k)
-		for i := range w {
-			w[i] = float32(i%7) * 0.1
-		}
-		a, c := make([]float32, 6400*sh.k), make([]float32, 6400*sh.n)
+	for _, sh := range chunkShapes {
+		w, a, c := sh.operands()
 		for rep := range reps {
 			for _, deep := range []bool{false, true} {
 				b.Run(fmt.Sprintf("%s/deep=%v/rep=%d", sh.name, deep, rep), func(b *testing.B) {
 					gotoBlocks = deep
-					pw := PackWeight(w, sh.n, sh.k) // in the blocks this choice gives
-					b.ResetTimer()
-					for it := range b.N {
-						r := it % 200 * 32
-						GemmPackedSerial(32, 1, a[r*sh.k:], sh.k, pw, 0, c[r*sh.n:], sh.n)
-					}
-					b.ReportMetric(float64(2*32*sh.n*sh.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+					sh.run(b, PackWeight(w, sh.n, sh.k), a, c) // packed in the blocks this choice gives
 				})
 			}
 		}
