@@ -19,7 +19,8 @@ import (
 
 var hasAVX2FMA = archsimd.X86.AVX2() && archsimd.X86.FMA()
 
-// exp8K holds exp8's constants as whole vectors (see exp16K).
+// exp8K holds exp8's constants as whole vectors (see exp16K); the
+// assembly reads them at 32-byte offsets in this field order.
 var exp8K = struct {
 	min, max, log2e, negLn2Hi, negLn2Lo, p0, p1, p2, p3, p4, p5, one [8]float32
 }{
@@ -28,8 +29,7 @@ var exp8K = struct {
 	splat8(1),
 }
 
-// exp8Bias is the float32 exponent bias, loaded rather than broadcast: a
-// broadcast constant is rebuilt inside each loop exp8 is inlined into.
+// exp8Bias is the float32 exponent bias as a vector, for the assembly.
 var exp8Bias = [8]int32{127, 127, 127, 127, 127, 127, 127, 127}
 
 func splat8(v float32) (s [8]float32) {
@@ -39,65 +39,40 @@ func splat8(v float32) (s [8]float32) {
 	return s
 }
 
-// exp8 is Exp32 on 8 lanes. AVX2 has no VSCALEFPS, so 2^n is built from
-// exponent bits, in two factors 2^(n>>1)·2^(n−n>>1): each stays a normal
-// number for every n in [−150, 129], so gradual underflow rounds once (in
-// the last multiply) and overflow gives +Inf, as ldexp32 does. x is
-// clamped as in exp16.
-func exp8(x archsimd.Float32x8) archsimd.Float32x8 {
-	k := &exp8K
-	x = x.Max(archsimd.LoadFloat32x8(&k.min)).Min(archsimd.LoadFloat32x8(&k.max))
-	n := x.Mul(archsimd.LoadFloat32x8(&k.log2e)).RoundToEven()
-	r := n.MulAdd(archsimd.LoadFloat32x8(&k.negLn2Hi), x)
-	r = n.MulAdd(archsimd.LoadFloat32x8(&k.negLn2Lo), r)
-	p := archsimd.LoadFloat32x8(&k.p0)
-	p = p.MulAdd(r, archsimd.LoadFloat32x8(&k.p1))
-	p = p.MulAdd(r, archsimd.LoadFloat32x8(&k.p2))
-	p = p.MulAdd(r, archsimd.LoadFloat32x8(&k.p3))
-	p = p.MulAdd(r, archsimd.LoadFloat32x8(&k.p4))
-	p = p.MulAdd(r, archsimd.LoadFloat32x8(&k.p5))
-	p = p.MulAdd(r.Mul(r), r).Add(archsimd.LoadFloat32x8(&k.one))
-	ni := n.ConvertToInt32()
-	n1 := ni.ShiftAllRight(1)
-	bias := archsimd.LoadInt32x8(&exp8Bias)
-	s1 := n1.Add(bias).ShiftAllLeft(23).AsFloat32x8()
-	s2 := ni.Sub(n1).Add(bias).ShiftAllLeft(23).AsFloat32x8()
-	return p.Mul(s1).Mul(s2)
-}
+// The exp-based loops run in assembly (vmath_avx2_kernel_amd64.s), on
+// the operations of exp8 (vmath_avx2_kernel_amd64_test.go, which holds
+// them to it bit for bit): Exp32's on 8 lanes. AVX2 has no VSCALEFPS, so
+// 2^n is built from exponent bits, in two factors 2^(n>>1)·2^(n−n>>1):
+// each stays a normal number for every n in [−150, 129], so gradual
+// underflow rounds once (in the last multiply) and overflow gives +Inf, as
+// ldexp32 does. x is clamped as in exp16. Each covers the leading
+// multiple of 8 elements and returns how many.
 
 func siluVec8(out, in []float32) int {
-	var zero archsimd.Float32x8
-	one := archsimd.BroadcastFloat32x8(1)
-	i := 0
-	for ; i+8 <= len(out); i += 8 {
-		x := archsimd.LoadFloat32x8Slice(in[i:])
-		x.Div(exp8(zero.Sub(x)).Add(one)).StoreSlice(out[i:])
+	n := len(out) &^ 7
+	if n > 0 {
+		_ = in[n-1]
+		siluAVX2(&out[0], &in[0], n)
 	}
-	archsimd.ClearAVXUpperBits()
-	return i
+	return n
 }
 
 func siluGradVec8(dIn, dOut, in []float32) int {
-	var zero archsimd.Float32x8
-	one := archsimd.BroadcastFloat32x8(1)
-	i := 0
-	for ; i+8 <= len(dIn); i += 8 {
-		x := archsimd.LoadFloat32x8Slice(in[i:])
-		s := one.Div(exp8(zero.Sub(x)).Add(one))
-		t := x.Mul(one.Sub(s)).Add(one) // dOut·s·(1 + x·(1−s))
-		archsimd.LoadFloat32x8Slice(dOut[i:]).Mul(s).Mul(t).StoreSlice(dIn[i:])
+	n := len(dIn) &^ 7
+	if n > 0 {
+		_, _ = dOut[n-1], in[n-1]
+		siluGradAVX2(&dIn[0], &dOut[0], &in[0], n)
 	}
-	archsimd.ClearAVXUpperBits()
-	return i
+	return n
 }
 
 func expVec8(out, in []float32) int {
-	i := 0
-	for ; i+8 <= len(out); i += 8 {
-		exp8(archsimd.LoadFloat32x8Slice(in[i:])).StoreSlice(out[i:])
+	n := len(out) &^ 7
+	if n > 0 {
+		_ = in[n-1]
+		expAVX2(&out[0], &in[0], n)
 	}
-	archsimd.ClearAVXUpperBits()
-	return i
+	return n
 }
 
 // softmaxMax8 is softmaxMax's vector part: the maximum of scale·s + bias
@@ -119,17 +94,18 @@ func softmaxMax8(s []float32, scale float32, bias []float32) (mx float32, j int)
 // s = e^(scale·s − mx) (0 where keep is 0), and the sum of those. The
 // exponent is capped at 0 as in softmaxExp.
 func softmaxExp8(s []float32, scale, mx float32, keep []float32) (sum float32, j int) {
-	vs, vmx := archsimd.BroadcastFloat32x8(scale), archsimd.BroadcastFloat32x8(-mx)
-	var acc, zero archsimd.Float32x8
-	for ; j+8 <= len(s); j += 8 {
-		e := exp8(archsimd.LoadFloat32x8Slice(s[j:]).MulAdd(vs, vmx).Min(zero))
-		if keep != nil {
-			e = e.Mul(archsimd.LoadFloat32x8Slice(keep[j:]))
-		}
-		e.StoreSlice(s[j:])
-		acc = acc.Add(e)
+	j = len(s) &^ 7
+	if j == 0 {
+		return 0, 0
 	}
-	return hsum8(acc), j
+	var kp *float32
+	if keep != nil {
+		_ = keep[j-1]
+		kp = &keep[0]
+	}
+	var acc [8]float32
+	softmaxExpAVX2(&s[0], j, scale, -mx, kp, &acc)
+	return hsum8(archsimd.LoadFloat32x8(&acc)), j
 }
 
 // hsum8 and hmax8 are hsum and hmax on 8 lanes, ending the vector code
@@ -266,3 +242,17 @@ func softmaxGradVec8(ds, p []float32, dot, scale float32) int {
 	archsimd.ClearAVXUpperBits()
 	return i
 }
+
+// The assembly loops (vmath_avx2_kernel_amd64.s); n a multiple of 8.
+//
+//go:noescape
+func expAVX2(out, in *float32, n int)
+
+//go:noescape
+func siluAVX2(out, in *float32, n int)
+
+//go:noescape
+func siluGradAVX2(dIn, dOut, in *float32, n int)
+
+//go:noescape
+func softmaxExpAVX2(s *float32, n int, scale, negMx float32, keep *float32, acc *[8]float32)
