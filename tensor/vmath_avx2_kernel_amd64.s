@@ -94,12 +94,14 @@
 	VMULPS N, P, P; \
 	VMULPS N2, P2, P2
 
+// LOAD_CONSTS: 1 in Y15, the exponent bias in Y14, 0 in Y13.
 #define LOAD_CONSTS \
 	VMOVUPS ·exp8K+352(SB), Y15; \
 	VMOVDQU ·exp8Bias(SB), Y14; \
 	VXORPS Y13, Y13, Y13
 
 // func expAVX2(out, in *float32, n int)
+// out = exp8(in).
 TEXT ·expAVX2(SB), NOSPLIT, $0-24
 	MOVQ out+0(FP), DI
 	MOVQ in+8(FP), SI
@@ -129,8 +131,8 @@ expdone:
 	VZEROUPPER
 	RET
 
-// SILU_PAIR(X, E, N, P, T): out vector P = X / (exp8(0 − X) + 1).
 // func siluAVX2(out, in *float32, n int)
+// out = x / (exp8(0 − x) + 1).
 TEXT ·siluAVX2(SB), NOSPLIT, $0-24
 	MOVQ out+0(FP), DI
 	MOVQ in+8(FP), SI
