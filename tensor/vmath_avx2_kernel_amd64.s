@@ -16,34 +16,9 @@
 //
 // n is a multiple of 8 in every function; each ends with VZEROUPPER.
 
-// EXP8(X, N, P, T): P = exp8(X) on one vector; X, N and T are clobbered.
-#define EXP8(X, N, P, T) \
-	VMAXPS ·exp8K+0(SB), X, X; \
-	VMINPS ·exp8K+32(SB), X, X; \
-	VMULPS ·exp8K+64(SB), X, N; \
-	VROUNDPS $0, N, N; \
-	VFMADD231PS ·exp8K+96(SB), N, X; \
-	VFMADD231PS ·exp8K+128(SB), N, X; \
-	VMOVUPS ·exp8K+160(SB), P; \
-	VFMADD213PS ·exp8K+192(SB), X, P; \
-	VFMADD213PS ·exp8K+224(SB), X, P; \
-	VFMADD213PS ·exp8K+256(SB), X, P; \
-	VFMADD213PS ·exp8K+288(SB), X, P; \
-	VFMADD213PS ·exp8K+320(SB), X, P; \
-	VMULPS X, X, T; \
-	VFMADD213PS X, T, P; \
-	VADDPS Y15, P, P; \
-	VCVTTPS2DQ N, N; \
-	VPSRAD $1, N, T; \
-	VPSUBD T, N, N; \
-	VPADDD Y14, T, T; \
-	VPSLLD $23, T, T; \
-	VPADDD Y14, N, N; \
-	VPSLLD $23, N, N; \
-	VMULPS T, P, P; \
-	VMULPS N, P, P
-
-// EXP8x2 is EXP8 on two vectors, their instructions interleaved.
+// EXP8x2(X, N, P, T, X2, N2, P2, T2): P = exp8(X) and P2 = exp8(X2), the
+// two vectors' instructions interleaved; X, N, T and X2, N2, T2 are
+// clobbered. A loop's last lone vector runs it with X2 a copy of X.
 #define EXP8x2(X, N, P, T, X2, N2, P2, T2) \
 	VMAXPS ·exp8K+0(SB), X, X; \
 	VMAXPS ·exp8K+0(SB), X2, X2; \
@@ -125,11 +100,22 @@ exp8:
 	CMPQ SI, CX
 	JAE expdone
 	VMOVUPS (SI), Y0
-	EXP8(Y0, Y1, Y2, Y3)
+	VMOVUPS Y0, Y4
+	EXP8x2(Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7)
 	VMOVUPS Y2, (DI)
 expdone:
 	VZEROUPPER
 	RET
+
+// DENOMx2: Y3 = exp8(0 − Y0) + 1 and Y8 = exp8(0 − Y5) + 1, the
+// denominators of SiLU and of the sigmoid in its gradient; Y1, Y2, Y4,
+// Y6, Y7 and Y9 are clobbered.
+#define DENOMx2 \
+	VSUBPS Y0, Y13, Y1; \
+	VSUBPS Y5, Y13, Y6; \
+	EXP8x2(Y1, Y2, Y3, Y4, Y6, Y7, Y8, Y9); \
+	VADDPS Y15, Y3, Y3; \
+	VADDPS Y15, Y8, Y8
 
 // func siluAVX2(out, in *float32, n int)
 // out = x / (exp8(0 − x) + 1).
@@ -146,11 +132,7 @@ silu16:
 	JA silu8
 	VMOVUPS (SI), Y0
 	VMOVUPS 32(SI), Y5
-	VSUBPS Y0, Y13, Y1
-	VSUBPS Y5, Y13, Y6
-	EXP8x2(Y1, Y2, Y3, Y4, Y6, Y7, Y8, Y9)
-	VADDPS Y15, Y3, Y3
-	VADDPS Y15, Y8, Y8
+	DENOMx2
 	VDIVPS Y3, Y0, Y0
 	VDIVPS Y8, Y5, Y5
 	VMOVUPS Y0, (DI)
@@ -162,9 +144,8 @@ silu8:
 	CMPQ SI, CX
 	JAE siludone
 	VMOVUPS (SI), Y0
-	VSUBPS Y0, Y13, Y1
-	EXP8(Y1, Y2, Y3, Y4)
-	VADDPS Y15, Y3, Y3
+	VMOVUPS Y0, Y5
+	DENOMx2
 	VDIVPS Y3, Y0, Y0
 	VMOVUPS Y0, (DI)
 siludone:
@@ -187,11 +168,7 @@ sgrad16:
 	JA sgrad8
 	VMOVUPS (SI), Y0
 	VMOVUPS 32(SI), Y5
-	VSUBPS Y0, Y13, Y1
-	VSUBPS Y5, Y13, Y6
-	EXP8x2(Y1, Y2, Y3, Y4, Y6, Y7, Y8, Y9)
-	VADDPS Y15, Y3, Y3
-	VADDPS Y15, Y8, Y8
+	DENOMx2
 	VDIVPS Y3, Y15, Y3 // s
 	VDIVPS Y8, Y15, Y8
 	VSUBPS Y3, Y15, Y1 // 1 − s
@@ -214,9 +191,8 @@ sgrad8:
 	CMPQ SI, CX
 	JAE sgraddone
 	VMOVUPS (SI), Y0
-	VSUBPS Y0, Y13, Y1
-	EXP8(Y1, Y2, Y3, Y4)
-	VADDPS Y15, Y3, Y3
+	VMOVUPS Y0, Y5
+	DENOMx2
 	VDIVPS Y3, Y15, Y3
 	VSUBPS Y3, Y15, Y1
 	VMULPS Y0, Y1, Y0
@@ -271,7 +247,8 @@ sm8:
 	VMOVUPS (SI), Y0
 	VFMADD213PS Y11, Y12, Y0
 	VMINPS Y13, Y0, Y0
-	EXP8(Y0, Y1, Y2, Y3)
+	VMOVUPS Y0, Y4
+	EXP8x2(Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7)
 	TESTQ DX, DX
 	JZ sm8nokeep
 	VMULPS (DX), Y2, Y2
