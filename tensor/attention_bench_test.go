@@ -16,13 +16,7 @@ import (
 func BenchmarkAttentionProducts(b *testing.B) {
 	const L, hd, ld, hld = 201, 60, 208, 64 // score rows and head outputs in whole lines, as nn keeps them
 	rng := rand.New(rand.NewPCG(9, 10))
-	mat := func(n int) []float32 {
-		x := make([]float32, n)
-		for i := range x {
-			x[i] = float32(rng.NormFloat64())
-		}
-		return x
-	}
+	mat := func(n int) []float32 { return to32(randSlice(rng, n)) }
 	q, k, v, dOut := mat(L*hd), mat(L*hd), mat(L*hd), mat(L*hd)
 	s, ds, p := mat(L*ld), mat(L*ld), mat(L*L)
 	out := make([]float32, L*hld)

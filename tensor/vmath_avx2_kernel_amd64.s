@@ -206,7 +206,7 @@ sgraddone:
 
 // func softmaxExpAVX2(s *float32, n int, scale, negMx float32, keep *float32, acc *[8]float32)
 // s = exp8(min(s·scale + negMx, 0)) (· keep when keep is not nil); acc
-// (zero on entry) adds the results in order, one vector after another.
+// is set to their lane-wise sum, added in order, one vector after another.
 TEXT ·softmaxExpAVX2(SB), NOSPLIT, $0-40
 	MOVQ s+0(FP), SI
 	MOVQ n+8(FP), CX
