@@ -64,6 +64,20 @@ type CSVOptions struct {
 	Time TimeMap
 }
 
+// ColumnError is a column the options name (or default to: id, time,
+// value) that the file's header lacks. Option is the setting that names
+// it, as Source spells it (id_column, time_column, channel_column,
+// label_column, value_columns or target_columns), so a caller can say
+// which one to set.
+type ColumnError struct {
+	Path, Column, Option string
+	Header               []string
+}
+
+func (e *ColumnError) Error() string {
+	return fmt.Sprintf("%s:1: header has no column %q (columns: %v)", e.Path, e.Column, e.Header)
+}
+
 // csvObject accumulates one object's rows in file order.
 type csvObject struct {
 	id       string
@@ -107,18 +121,23 @@ func LoadLongCSV(path string, opt CSVOptions) (*Dataset, error) {
 			return nil, fmt.Errorf("%s:1: channels %s given (data.channels, or a model's training channels) but the header has no channel column", path, strings.Join(opt.Channels, ", "))
 		}
 	}
-	need := []string{opt.IDColumn, opt.TimeColumn}
+	need := []ColumnError{{Column: opt.IDColumn, Option: "id_column"}, {Column: opt.TimeColumn, Option: "time_column"}}
 	if opt.ChannelColumn != "" {
-		need = append(need, opt.ChannelColumn)
+		need = append(need, ColumnError{Column: opt.ChannelColumn, Option: "channel_column"})
 	}
 	if opt.LabelColumn != "" {
-		need = append(need, opt.LabelColumn)
+		need = append(need, ColumnError{Column: opt.LabelColumn, Option: "label_column"})
 	}
-	need = append(need, opt.ValueColumns...)
-	need = append(need, opt.TargetColumns...)
-	for _, name := range need {
-		if _, ok := cols[name]; !ok {
-			return nil, fmt.Errorf("%s:1: header has no column %q (columns: %v)", path, name, header)
+	for _, c := range opt.ValueColumns {
+		need = append(need, ColumnError{Column: c, Option: "value_columns"})
+	}
+	for _, c := range opt.TargetColumns {
+		need = append(need, ColumnError{Column: c, Option: "target_columns"})
+	}
+	for _, e := range need {
+		if _, ok := cols[e.Column]; !ok {
+			e.Path, e.Header = path, header
+			return nil, &e
 		}
 	}
 

@@ -1,6 +1,7 @@
 package data
 
 import (
+	"errors"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -225,5 +226,33 @@ func TestSourceChannelsOnlyForCSV(t *testing.T) {
 	}
 	if err := src.Check("x.csv"); err != nil {
 		t.Errorf("x.csv: %v", err)
+	}
+}
+
+// A column the settings name (or default to) that the header lacks is
+// reported with the setting to change, whichever setting named it.
+func TestSourceMissingColumnNamesSetting(t *testing.T) {
+	for _, tc := range []struct {
+		name, header string
+		src          Source
+		want         []string
+	}{
+		{"default value column", "id,time,band,flux", Source{}, []string{`no column "value"`, "[id time band flux]", "set data.value_columns"}},
+		{"named value column", "id,time,flux", Source{ValueColumns: []string{"flux", "flux_err"}}, []string{`no column "flux_err"`, "set data.value_columns"}},
+		{"default id column", "object,time,value", Source{}, []string{`no column "id"`, "set data.id_column"}},
+		{"default time column", "id,mjd,value", Source{}, []string{`no column "time"`, "set data.time_column"}},
+		{"channel column", "id,time,value", Source{ChannelColumn: "band"}, []string{`no column "band"`, "set data.channel_column"}},
+		{"label column", "id,time,value", Source{LabelColumn: "class"}, []string{`no column "class"`, "set data.label_column"}},
+		{"target column", "id,time,value", Source{TargetColumns: []string{"z"}}, []string{`no column "z"`, "set data.target_columns"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := writeTemp(t, "lc.csv", tc.header+"\n")
+			_, err := tc.src.Load(path)
+			wantErr(t, err, append([]string{"lc.csv:1:"}, tc.want...)...)
+			var ce *ColumnError
+			if !errors.As(err, &ce) {
+				t.Errorf("%v: not a *ColumnError", err)
+			}
+		})
 	}
 }
