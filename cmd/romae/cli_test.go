@@ -282,6 +282,16 @@ func TestInterpolateColumnsByName(t *testing.T) {
 		!strings.Contains(err.Error(), "was trained on a long CSV whose channel column holds ch0, ch1, ch2") || strings.Contains(err.Error(), "data.channels") {
 		t.Errorf(".ts data for a CSV-trained model: %v", err)
 	}
+	// A CSV whose value column has another name: the message names the
+	// model's data spec, not a data.value_columns the user could not set.
+	renamed := filepath.Join(dir, "renamed.csv")
+	lines := strings.SplitN(readFile(t, trainCSV), "\n", 2)
+	os.WriteFile(renamed, []byte(strings.Replace(lines[0], "value", "flux", 1)+"\n"+lines[1]), 0o644)
+	if _, err := capture(t, cmdInterpolate, "--model", pre, "--data", renamed, "--at", "0:1:0.5"); err == nil ||
+		!strings.Contains(err.Error(), `renamed.csv:1: header has no column "value"`) || !strings.Contains(err.Error(), "reads it as its data spec's data.value_columns") ||
+		strings.Contains(err.Error(), "set data.value_columns") {
+		t.Errorf("a renamed value column for a CSV-trained model: %v", err)
+	}
 	// The report draws the example interpolations by channel name.
 	out, err := capture(t, cmdReport, "--run", pre)
 	if err != nil {
