@@ -67,11 +67,11 @@ type CSVOptions struct {
 // ColumnError is a column the options name (or default to: id, time,
 // value) that the file's header lacks. Option is the setting that names
 // it, as Source spells it (id_column, time_column, channel_column,
-// label_column, value_columns or target_columns), so a caller can say
-// which one to set.
+// label_column, value_columns or target_columns), and Role what that
+// column holds, so a caller can say which one to set.
 type ColumnError struct {
-	Path, Column, Option string
-	Header               []string
+	Path, Column, Option, Role string
+	Header                     []string
 }
 
 func (e *ColumnError) Error() string {
@@ -121,18 +121,21 @@ func LoadLongCSV(path string, opt CSVOptions) (*Dataset, error) {
 			return nil, fmt.Errorf("%s:1: channels %s given (data.channels, or a model's training channels) but the header has no channel column", path, strings.Join(opt.Channels, ", "))
 		}
 	}
-	need := []ColumnError{{Column: opt.IDColumn, Option: "id_column"}, {Column: opt.TimeColumn, Option: "time_column"}}
+	need := []ColumnError{
+		{Column: opt.IDColumn, Option: "id_column", Role: "column naming each series"},
+		{Column: opt.TimeColumn, Option: "time_column", Role: "time column"},
+	}
 	if opt.ChannelColumn != "" {
-		need = append(need, ColumnError{Column: opt.ChannelColumn, Option: "channel_column"})
+		need = append(need, ColumnError{Column: opt.ChannelColumn, Option: "channel_column", Role: "channel (band) column"})
 	}
 	if opt.LabelColumn != "" {
-		need = append(need, ColumnError{Column: opt.LabelColumn, Option: "label_column"})
+		need = append(need, ColumnError{Column: opt.LabelColumn, Option: "label_column", Role: "label column"})
 	}
 	for _, c := range opt.ValueColumns {
-		need = append(need, ColumnError{Column: c, Option: "value_columns"})
+		need = append(need, ColumnError{Column: c, Option: "value_columns", Role: "value column(s), comma-separated"})
 	}
 	for _, c := range opt.TargetColumns {
-		need = append(need, ColumnError{Column: c, Option: "target_columns"})
+		need = append(need, ColumnError{Column: c, Option: "target_columns", Role: "target column(s), comma-separated"})
 	}
 	for _, e := range need {
 		if _, ok := cols[e.Column]; !ok {

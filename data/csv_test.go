@@ -237,13 +237,13 @@ func TestSourceMissingColumnNamesSetting(t *testing.T) {
 		src          Source
 		want         []string
 	}{
-		{"default value column", "id,time,band,flux", Source{}, []string{`no column "value"`, "[id time band flux]", "set data.value_columns"}},
+		{"default value column", "id,time,band,flux", Source{}, []string{`no column "value"`, "[id time band flux]", "set data.value_columns to the file's value column(s)"}},
 		{"named value column", "id,time,flux", Source{ValueColumns: []string{"flux", "flux_err"}}, []string{`no column "flux_err"`, "set data.value_columns"}},
-		{"default id column", "object,time,value", Source{}, []string{`no column "id"`, "set data.id_column"}},
-		{"default time column", "id,mjd,value", Source{}, []string{`no column "time"`, "set data.time_column"}},
-		{"channel column", "id,time,value", Source{ChannelColumn: "band"}, []string{`no column "band"`, "set data.channel_column"}},
-		{"label column", "id,time,value", Source{LabelColumn: "class"}, []string{`no column "class"`, "set data.label_column"}},
-		{"target column", "id,time,value", Source{TargetColumns: []string{"z"}}, []string{`no column "z"`, "set data.target_columns"}},
+		{"default id column", "object,time,value", Source{}, []string{`no column "id"`, "set data.id_column to the file's column naming each series"}},
+		{"default time column", "id,mjd,value", Source{}, []string{`no column "time"`, "set data.time_column to the file's time column"}},
+		{"channel column", "id,time,value", Source{ChannelColumn: "band"}, []string{`no column "band"`, "set data.channel_column to the file's channel (band) column"}},
+		{"label column", "id,time,value", Source{LabelColumn: "class"}, []string{`no column "class"`, "set data.label_column to the file's label column"}},
+		{"target column", "id,time,value", Source{TargetColumns: []string{"z"}}, []string{`no column "z"`, "set data.target_columns to the file's target column(s)"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := writeTemp(t, "lc.csv", tc.header+"\n")

@@ -157,23 +157,12 @@ func (s Source) FormatOf(path string) (string, error) {
 	return "", fmt.Errorf("%s: cannot tell the format from the extension; set data.format (ts, csv, npy, npz, dataset)", path)
 }
 
-// columnRoles says what each long-CSV column setting names, for the hint
-// that follows a ColumnError.
-var columnRoles = map[string]string{
-	"id_column":      "column naming each series",
-	"time_column":    "time column",
-	"channel_column": "channel (band) column",
-	"label_column":   "label column",
-	"value_columns":  "value column(s), comma-separated",
-	"target_columns": "target column(s), comma-separated",
-}
-
 func (s Source) loadCSV(path string) (*Dataset, error) {
 	opt := CSVOptions{IDColumn: s.IDColumn, TimeColumn: s.TimeColumn, ChannelColumn: s.ChannelColumn,
 		ValueColumns: s.ValueColumns, Channels: s.Channels, ChannelMode: s.ChannelMode, LabelColumn: s.LabelColumn, TargetColumns: s.TargetColumns, NaN: s.NaN, Time: s.TimeMap()}
 	ds, err := LoadLongCSV(path, opt)
 	if ce := (*ColumnError)(nil); errors.As(err, &ce) {
-		return nil, fmt.Errorf("%w; set data.%s to the file's %s", err, ce.Option, columnRoles[ce.Option])
+		return nil, fmt.Errorf("%w; set data.%s to the file's %s", err, ce.Option, ce.Role)
 	}
 	if err != nil {
 		return nil, err

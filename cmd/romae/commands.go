@@ -189,19 +189,6 @@ func whereLabels(cfg *runConfig) string {
 // them) or the training set's own (data.normalize), holds out
 // data.val_fraction of the training data for validation when no
 // data.val file is given, and returns the data spec the checkpoints carry.
-// modelColumnError says, for a file read for a trained model, that a
-// column it lacks is one the model's data spec names, as its training
-// file had it. Not Load's "set data.…": the user set nothing, and no flag
-// of these commands sets it.
-func modelColumnError(err error, model string) error {
-	var ce *data.ColumnError
-	if !errors.As(err, &ce) {
-		return err
-	}
-	return fmt.Errorf("%v: %s reads it as its data spec's data.%s (from its training file); give the file that column, or another spec with --data-spec",
-		ce, model, ce.Option)
-}
-
 func loadTraining(cfg *runConfig, base *data.Spec, r *recipe, pretrain bool) (tr, val *data.Dataset, spec *data.Spec, err error) {
 	r.applyBaseTime(cfg, base)
 	src := cfg.Data.Source
@@ -453,6 +440,19 @@ func (u *using) source(s data.Source) data.Source {
 		s.LabelsFile = u.labelsFile
 	}
 	return s
+}
+
+// modelColumnError says, for a file read for a trained model, that a
+// column it lacks is one the model's data spec names, as its training
+// file had it. Not Load's "set data.…": the user set nothing, and no flag
+// of these commands sets it.
+func modelColumnError(err error, model string) error {
+	var ce *data.ColumnError
+	if !errors.As(err, &ce) {
+		return err
+	}
+	return fmt.Errorf("%v: %s reads it as its data spec's data.%s (from its training file); give the file that column, or another spec with --data-spec",
+		ce, model, ce.Option)
 }
 
 // load reads the checkpoint and the data file with the checkpoint's data
