@@ -313,7 +313,7 @@ func LoadLongCSV(path string, opt CSVOptions) (*Dataset, error) {
 	case opt.ChannelColumn == "":
 		ds.C, ds.D = nv, 1
 	default:
-		ds.C, ds.D = nv, 2
+		ds.C, ds.D, ds.ChannelAxes = nv, 2, true
 	}
 	ds.TimeAxis = ds.D - 1 // positions are (time) or (channel, time)
 	for _, o := range objects {

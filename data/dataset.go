@@ -93,7 +93,12 @@ type Dataset struct {
 	// TimeStamps is set when the file gave the times (a CSV time column, a
 	// .ts file with @timeStamps true) rather than step indices.
 	TimeStamps bool
-	Samples    []Sample
+	// ChannelAxes is set when the position axes other than TimeAxis index
+	// channels (bands, dimensions: long CSV's axis mode, .ts channel-axis),
+	// so a token's values do not say which channel they are; ComputeStats
+	// then standardises each channel on its own.
+	ChannelAxes bool
+	Samples     []Sample
 	// Names from the file, when it gives them (empty otherwise):
 	// ValueNames[c] names value slot c (CSV value columns; .ts dimensions
 	// dim0, dim1, ...), Channels[k] the channel whose index on a channel

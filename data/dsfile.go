@@ -60,7 +60,7 @@ func SaveDataset(path string, ds *Dataset) error {
 	idj, _ := json.Marshal(ids)
 	meta := map[string]string{"romae.format": formatDataset, "name": ds.Name, "c": strconv.Itoa(ds.C), "d": strconv.Itoa(ds.D),
 		"target_dim": strconv.Itoa(ds.TargetDim), "target_per_token": strconv.FormatBool(ds.TargetPerToken), "time_axis": strconv.Itoa(ds.TimeAxis),
-		"classes": string(classes), "ids": string(idj)}
+		"channel_axes": strconv.FormatBool(ds.ChannelAxes), "classes": string(classes), "ids": string(idj)}
 	return ckpt.WriteFile(path, tensors, meta)
 }
 
@@ -92,6 +92,11 @@ func LoadDataset(path string) (*Dataset, error) {
 	}
 	if ds.TargetPerToken, err = strconv.ParseBool(f.Metadata["target_per_token"]); err != nil {
 		return nil, bad("metadata target_per_token: %v", err)
+	}
+	if v, ok := f.Metadata["channel_axes"]; ok { // absent from files of romae before 2026-11-30
+		if ds.ChannelAxes, err = strconv.ParseBool(v); err != nil {
+			return nil, bad("metadata channel_axes: %v", err)
+		}
 	}
 	var ids []string
 	if err := json.Unmarshal([]byte(f.Metadata["ids"]), &ids); err != nil {

@@ -3,6 +3,9 @@ package data
 import (
 	"encoding/json"
 	"math"
+	"path/filepath"
+	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -31,7 +34,7 @@ func TestStats(t *testing.T) {
 		t.Errorf("after Apply: %+v", after)
 	}
 	v := append([]float32(nil), ds.Samples[0].Values...)
-	if err := back.Invert(v); err != nil {
+	if err := back.Invert(v, nil, 0); err != nil {
 		t.Fatal(err)
 	}
 	for i, want := range []float32{1, 5, 3, 5} {
@@ -41,7 +44,7 @@ func TestStats(t *testing.T) {
 	}
 	wantErr(t, Stats{Mean: []float64{0}, Std: []float64{1}}.Apply(ds), "1 means and 1 stds for 2 value slots")
 	wantErr(t, Stats{Mean: []float64{0, 0}, Std: []float64{1, 0}}.Apply(ds), "slot 1")
-	wantErr(t, back.Invert(make([]float32, 3)), "not a multiple")
+	wantErr(t, back.Invert(make([]float32, 3), nil, 0), "not a multiple")
 }
 
 // A slot that is one value up to float32 rounding (a patch's time offset
@@ -62,5 +65,138 @@ func TestStatsRoundingIsConstant(t *testing.T) {
 		if tc.wantStd != 0 && st.Std[0] != tc.wantStd || tc.wantStd == 0 && (st.Std[0] == 1 || st.Std[0] < 1e-4) {
 			t.Errorf("%s: std %v", tc.name, st.Std[0])
 		}
+	}
+}
+
+// Bands on their own scales, as a token's values do not say its band: with
+// channels on a position axis each channel is standardised on its own (a
+// channel of one token, or one constant, falls back to the pooled
+// constants); Invert and At map back with the token's channel; JSON keeps
+// it; a per-slot dataset or one channel gives the pooled Stats only.
+func TestStatsPerChannel(t *testing.T) {
+	// Positions (channel, time); 2 values a token. Channel 0: slot 0 is
+	// 1, 3 (mean 2, std 1), slot 1 is 7, 7 (constant). Channel 1: 100, 104,
+	// 108 and 0, 1, 2. Channel 3: one token. Channel 2: none.
+	ds := &Dataset{C: 2, D: 2, TimeAxis: 1, ChannelAxes: true, Samples: []Sample{
+		{Values: []float32{1, 7, 100, 0, 3, 7}, Positions: []float32{0, 0, 1, 0, 0, 1}},
+		{Values: []float32{104, 1, 108, 2, 50, 5}, Positions: []float32{1, 0.5, 1, 2, 3, 9}},
+	}}
+	st := ComputeStats(ds)
+	pooled := ComputeStats(&Dataset{C: 2, D: 2, TimeAxis: 1, Samples: ds.Samples})
+	if pooled.PerChannel() || !slices.Equal(pooled.Mean, st.Mean) || !slices.Equal(pooled.Std, st.Std) {
+		t.Fatalf("pooled %+v, per channel %+v: want the same pooled constants and none per channel without ChannelAxes", pooled, st)
+	}
+	sd1 := math.Sqrt(32.0 / 3)
+	for _, tc := range []struct {
+		ch        int
+		mean, std [2]float64
+	}{
+		{0, [2]float64{2, 7}, [2]float64{1, st.Std[1]}}, // constant slot: the pooled std
+		{1, [2]float64{104, 1}, [2]float64{sd1, math.Sqrt(2.0 / 3)}},
+		{2, [2]float64{st.Mean[0], st.Mean[1]}, [2]float64{st.Std[0], st.Std[1]}}, // no token
+		{3, [2]float64{st.Mean[0], st.Mean[1]}, [2]float64{st.Std[0], st.Std[1]}}, // one token
+	} {
+		for j := range 2 {
+			m, sd := st.At(j, []float32{float32(tc.ch), 0})
+			if math.Abs(m-tc.mean[j]) > 1e-9 || math.Abs(sd-tc.std[j]) > 1e-9 {
+				t.Errorf("channel %d slot %d: mean %v std %v, want %v, %v", tc.ch, j, m, sd, tc.mean[j], tc.std[j])
+			}
+		}
+	}
+	// Tokens off the channel grid take the pooled constants.
+	for _, pos := range [][]float32{{7, 0}, {0.5, 0}, {-1, 0}, nil} {
+		if m, sd := st.At(0, pos); m != st.Mean[0] || sd != st.Std[0] {
+			t.Errorf("position %v: %v, %v, want the pooled %v, %v", pos, m, sd, st.Mean[0], st.Std[0])
+		}
+	}
+	raw, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Stats
+	if err := json.Unmarshal(raw, &back); err != nil || !reflect.DeepEqual(back, st) {
+		t.Fatalf("JSON %s read back as %+v (%v)", raw, back, err)
+	}
+	orig := slices.Clone(ds.Samples[1].Values)
+	if err := back.Apply(ds); err != nil {
+		t.Fatal(err)
+	}
+	if got := ds.Samples[0].Values[0]; math.Abs(float64(got)+1) > 1e-6 {
+		t.Errorf("channel 0's 1 standardised to %v, want -1", got)
+	}
+	if got := ds.Samples[1].Values[0]; math.Abs(float64(got)) > 1e-6 {
+		t.Errorf("channel 1's 104 standardised to %v, want 0", got)
+	}
+	v := slices.Clone(ds.Samples[1].Values)
+	if err := back.Invert(v, ds.Samples[1].Positions, 2); err != nil {
+		t.Fatal(err)
+	}
+	for i := range v {
+		if math.Abs(float64(v[i]-orig[i])) > 1e-4 {
+			t.Errorf("Invert: value %d = %v, want %v", i, v[i], orig[i])
+		}
+	}
+	wantErr(t, back.Invert(v, nil, 2), "need each of the 3 tokens' positions")
+	wantErr(t, back.Apply(&Dataset{C: 2, D: 1, Samples: ds.Samples}), "for data of 1 position axes, without a channel axis")
+	bad := back
+	bad.ChannelStd = slices.Clone(back.ChannelStd)
+	bad.ChannelStd[3] = 0
+	wantErr(t, bad.Apply(ds), "channel 1 slot 1 has mean")
+	bad.ChannelStd = bad.ChannelStd[:3]
+	wantErr(t, bad.Apply(ds), "8 channel means and 3 channel stds")
+
+	// One channel only: the pooled constants, as before per-channel stats.
+	one := &Dataset{C: 1, D: 2, TimeAxis: 1, ChannelAxes: true, Samples: []Sample{{Values: []float32{1, 2, 4}, Positions: []float32{0, 0, 0, 1, 0, 2}}}}
+	if st := ComputeStats(one); st.PerChannel() {
+		t.Errorf("one channel: per-channel constants %+v", st)
+	}
+}
+
+// Loaders mark the layouts whose channels are a position axis, and a
+// dataset file keeps the mark: ComputeStats standardises per channel on
+// exactly those.
+func TestChannelAxesFromLoaders(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		load func() (*Dataset, error)
+		want bool
+	}{
+		{"csv axis", func() (*Dataset, error) {
+			return LoadLongCSV(filepath.Join("testdata", "lightcurves.csv"), lightCurveOpt)
+		}, true},
+		{"csv slot", func() (*Dataset, error) {
+			return LoadLongCSV(filepath.Join("testdata", "slot.csv"), CSVOptions{ChannelMode: ChannelSlot, LabelColumn: "label"})
+		}, false},
+		{"csv one channel", func() (*Dataset, error) {
+			return LoadLongCSV(filepath.Join("testdata", "lightcurves.csv"), CSVOptions{IDColumn: "object_id", TimeColumn: "mjd", ValueColumns: []string{"flux"}})
+		}, false},
+		{"ts channel-axis", func() (*Dataset, error) {
+			return LoadTS(filepath.Join("testdata", "missing.ts"), TSOptions{Missing: MissingChannelAxis})
+		}, true},
+		{"ts drop-step", func() (*Dataset, error) { return LoadTS(filepath.Join("testdata", "missing.ts"), TSOptions{}) }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ds, err := tc.load()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ds.ChannelAxes != tc.want {
+				t.Fatalf("ChannelAxes %v, want %v", ds.ChannelAxes, tc.want)
+			}
+			if got := ComputeStats(ds).PerChannel(); got != tc.want {
+				t.Errorf("per-channel stats %v, want %v", got, tc.want)
+			}
+			path := filepath.Join(t.TempDir(), "ds.safetensors")
+			if err := SaveDataset(path, ds); err != nil {
+				t.Fatal(err)
+			}
+			back, err := LoadDataset(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if back.ChannelAxes != tc.want {
+				t.Errorf("read back from a dataset file: ChannelAxes %v, want %v", back.ChannelAxes, tc.want)
+			}
+		})
 	}
 }

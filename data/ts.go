@@ -90,7 +90,7 @@ func LoadTS(path string, opt TSOptions) (*Dataset, error) {
 		ds.TargetDim = 1
 	}
 	if opt.Missing == MissingChannelAxis {
-		ds.D = 2
+		ds.D, ds.ChannelAxes = 2, true
 	}
 	firstLen := -1
 	for {

@@ -237,6 +237,7 @@ func (b *Blend) addHidden(m *model.Model[float32], sub *data.Dataset, stats *dat
 	}
 	ws := m.NewWorkspace()
 	linear, spline := baseline.LinearOn(sub.TimeAxis), baseline.SplineOn(sub.TimeAxis)
+	perChannel := stats != nil && stats.PerChannel()
 	for draw := range o.Draws {
 		obs, hid := datasets.ObserveIsolated(sub, o.Holdout, sub.TimeAxis, o.Seed+uint64(draw))
 		pred, err := Interpolate(m, ws, obs, hiddenQueries(hid), o.BatchSize)
@@ -248,14 +249,20 @@ func (b *Blend) addHidden(m *model.Model[float32], sub *data.Dataset, stats *dat
 			lin, spl := linear(ov, op, C, sub.D, s.Positions), spline(ov, op, C, sub.D, s.Positions)
 			for j, t := range s.Values {
 				k, dm, ds, e := j%C, float64(pred[i][j]-lin[j]), float64(spl[j]-lin[j]), float64(t-lin[j])
+				bin := b.gateBin(ds)
+				if perChannel {
+					// Each channel has its own scale: to data units value by value.
+					_, sd := stats.At(k, s.Positions[j/C*sub.D:(j/C+1)*sub.D])
+					dm, ds, e = dm*sd, ds*sd, e*sd
+				}
 				g[k].add(dm, ds, e)
-				bins[k][b.gateBin(ds)].add(dm, ds, e)
+				bins[k][bin].add(dm, ds, e)
 			}
 		}
 	}
 	for k := range C {
 		u := 1.0
-		if stats != nil {
+		if stats != nil && !perChannel {
 			u = float64(stats.Std[k]) * float64(stats.Std[k])
 		}
 		g[k].scale(u)

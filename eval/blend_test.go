@@ -151,7 +151,7 @@ func TestFitBlend(t *testing.T) {
 	units.Samples = nil
 	for _, s := range ds.Samples {
 		s.Values = slices.Clone(s.Values)
-		if err := stats.Invert(s.Values); err != nil {
+		if err := stats.Invert(s.Values, s.Positions, ds.D); err != nil {
 			t.Fatal(err)
 		}
 		units.Samples = append(units.Samples, s)
@@ -173,7 +173,8 @@ func TestFitBlend(t *testing.T) {
 // On the long CSV layout (positions channel, time; one value per token)
 // the fit hides tokens per channel along the time axis: channels of 2
 // tokens are never hidden, and its linear MSE is baseline's on the same
-// splits with time on axis 1.
+// splits with time on axis 1, in data units: values scaled per channel
+// are mapped back with their own channel's constants.
 func TestFitBlendLongLayout(t *testing.T) {
 	m := tinyPretrainModelFor(t, 1, 2)
 	rng := rand.New(rand.NewPCG(4, 4))
@@ -190,32 +191,53 @@ func TestFitBlendLongLayout(t *testing.T) {
 		}
 		ds.Samples = append(ds.Samples, s)
 	}
-	b, err := FitBlend(m, ds, nil, BlendOptions{Seed: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// 10% of 22 tokens: 2 a series and draw, from the channels of 12 and 8.
-	if b.Tokens != 6*20*2 {
-		t.Errorf("fitted on %d tokens, want %d", b.Tokens, 6*20*2)
-	}
-	var linear float64
-	for draw := range 6 {
-		obs, hid := datasets.ObserveIsolated(ds, 0.1, 1, 2+uint64(draw))
-		for _, h := range hid.Samples {
-			for j := 0; j < len(h.Positions); j += 2 {
-				if h.Positions[j] == 1 {
-					t.Fatalf("draw %d: a token of the 2-token channel hidden", draw)
-				}
+	for _, tc := range []struct {
+		name  string
+		stats *data.Stats
+	}{
+		{"unscaled", nil},
+		{"per channel", &data.Stats{Mean: []float64{0}, Std: []float64{1}, ChannelAxis: 0, ChannelMean: []float64{5, -1, 0.5}, ChannelStd: []float64{10, 0.5, 3}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := FitBlend(m, ds, tc.stats, BlendOptions{Seed: 2})
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		mse, err := baseline.InterpolationMSE(baseline.LinearOn(1), obs, hid)
-		if err != nil {
-			t.Fatal(err)
-		}
-		linear += mse / 6
-	}
-	if math.Abs(linear-b.LinearMSE) > 1e-6*linear {
-		t.Errorf("reported linear MSE %v, baseline.InterpolationMSE on the same splits %v", b.LinearMSE, linear)
+			// 10% of 22 tokens: 2 a series and draw, from the channels of 12 and 8.
+			if b.Tokens != 6*20*2 {
+				t.Errorf("fitted on %d tokens, want %d", b.Tokens, 6*20*2)
+			}
+			units := *ds
+			units.Samples = nil
+			for _, s := range ds.Samples {
+				s.Values = slices.Clone(s.Values)
+				if tc.stats != nil {
+					if err := tc.stats.Invert(s.Values, s.Positions, ds.D); err != nil {
+						t.Fatal(err)
+					}
+				}
+				units.Samples = append(units.Samples, s)
+			}
+			var linear float64
+			for draw := range 6 {
+				obs, hid := datasets.ObserveIsolated(&units, 0.1, 1, 2+uint64(draw))
+				for _, h := range hid.Samples {
+					for j := 0; j < len(h.Positions); j += 2 {
+						if h.Positions[j] == 1 {
+							t.Fatalf("draw %d: a token of the 2-token channel hidden", draw)
+						}
+					}
+				}
+				mse, err := baseline.InterpolationMSE(baseline.LinearOn(1), obs, hid)
+				if err != nil {
+					t.Fatal(err)
+				}
+				linear += mse / 6
+			}
+			if math.Abs(linear-b.LinearMSE) > 1e-6*linear {
+				t.Errorf("reported linear MSE %v, baseline.InterpolationMSE on the same splits %v", b.LinearMSE, linear)
+			}
+		})
 	}
 }
 

@@ -291,12 +291,13 @@ func hiddenQueries(hidden *data.Dataset) [][]float32 {
 func hiddenMSE(pred [][]float32, hidden *data.Dataset, stats *data.Stats) float64 {
 	var se float64
 	n := 0
-	c := hidden.C
+	c, d := hidden.C, hidden.D
 	for i, s := range hidden.Samples {
 		for j, v := range s.Values {
 			p, t := float64(pred[i][j]), float64(v)
 			if stats != nil {
-				p, t = p*stats.Std[j%c]+stats.Mean[j%c], t*stats.Std[j%c]+stats.Mean[j%c]
+				mean, std := stats.At(j%c, s.Positions[j/c*d:(j/c+1)*d])
+				p, t = p*std+mean, t*std+mean
 			}
 			se += (p - t) * (p - t)
 			n++

@@ -524,7 +524,7 @@ func (s *Server) answer(m *Model, ep, pool string, req *request, j *job) any {
 		a := interpolateAnswer{Model: ref, Results: make([]interpolation, len(j.vecs))}
 		for i, v := range j.vecs {
 			if st := m.Spec.Stats; st != nil {
-				st.Invert(v) // cannot fail: the spec was checked against the model
+				st.Invert(v, req.queries[i], j.ds.D) // cannot fail: the spec was checked against the model
 			}
 			a.Results[i] = interpolation{req.samples[i].ID, rows(v, C)}
 		}
@@ -536,18 +536,20 @@ func (s *Server) answer(m *Model, ep, pool string, req *request, j *job) any {
 		}
 		for i, v := range j.vecs {
 			rc := reconstruction{ID: req.samples[i].ID}
-			var truth []float32
+			var truth, pos []float32
+			smp, D := &j.ds.Samples[i], j.ds.D
 			for t, h := range req.masks[i] {
 				if h {
 					rc.Masked = append(rc.Masked, t)
-					truth = append(truth, j.ds.Samples[i].Values[t*C:(t+1)*C]...)
+					truth = append(truth, smp.Values[t*C:(t+1)*C]...)
+					pos = append(pos, smp.Positions[t*D:(t+1)*D]...)
 				}
 			}
 			if m.Net.Cfg.NormTargets {
 				nn.NormalizePatches(truth, len(truth)/C, C)
 			} else if st := m.Spec.Stats; st != nil {
-				st.Invert(v)
-				st.Invert(truth)
+				st.Invert(v, pos, D)
+				st.Invert(truth, pos, D)
 			}
 			var se float64
 			for k := range v {

@@ -99,9 +99,25 @@ func TestPredictRegressionInTargetUnits(t *testing.T) {
 // A pre-trained model embeds, interpolates (values back in data units)
 // and reconstructs as the library does, and refuses predict.
 func TestPretrainEndpoints(t *testing.T) {
-	path := saveTiny(t, t.TempDir(), model.TaskPretrain, 3)
+	// Per channel: the tiny model's first axis (0 or 1) is the channel.
+	perChannel := func(s *data.Spec) {
+		s.Stats.ChannelMean, s.Stats.ChannelStd = []float64{3, -1, -4, 2}, []float64{0.5, 4, 2, 0.25}
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(*data.Spec)
+	}{{"stats per slot", nil}, {"stats per channel", perChannel}} {
+		t.Run(tc.name, func(t *testing.T) { testPretrainEndpoints(t, tc.edit) })
+	}
+}
+
+func testPretrainEndpoints(t *testing.T, edit func(*data.Spec)) {
+	path := saveTinyWith(t, t.TempDir(), model.TaskPretrain, 3, edit)
 	ts := startServer(t, path, Config{})
 	m, spec := tinyModel(t, model.TaskPretrain, 3)
+	if edit != nil {
+		edit(spec)
+	}
 	samples := synthSamples(5)
 	ds := offline(t, samples, spec)
 
@@ -141,7 +157,7 @@ func TestPretrainEndpoints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkInterpolated(t, ans, vals, spec)
+	checkInterpolated(t, ans, vals, q, spec)
 
 	mask := func(i, tok int) bool { return tok == 1 || tok == 2 }
 	code, ans, _ = ts.post(t, "/v1/reconstruct", requestBody(samples, nil, mask))
@@ -169,7 +185,8 @@ func TestPretrainEndpoints(t *testing.T) {
 		var se float64
 		for j, row := range res["values"].([]any) {
 			for c, v := range row.([]any) {
-				want := float64(rec[(i*ws.QueriesPerSample()+j)*2+c])*spec.Stats.Std[c] + spec.Stats.Mean[c]
+				mean, std := spec.Stats.At(c, samples[i].Positions[(1+j)*2:(2+j)*2])
+				want := float64(rec[(i*ws.QueriesPerSample()+j)*2+c])*std + mean
 				if !close32(v.(float64), want, 1e-4) {
 					t.Errorf("sample %d masked token %d value %d: %v, want %v", i, j, c, v, want)
 				}
@@ -603,7 +620,7 @@ func TestInterpolateBlend(t *testing.T) {
 	if err := blend.Mix(ds, q, vals); err != nil {
 		t.Fatal(err)
 	}
-	checkInterpolated(t, ans, vals, spec)
+	checkInterpolated(t, ans, vals, q, spec)
 	differs := false
 	for i := range vals {
 		differs = differs || !slices.Equal(vals[i], alone[i])
@@ -667,12 +684,12 @@ func TestServeMapsTimes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkInterpolated(t, ans, vals, spec)
+	checkInterpolated(t, ans, vals, q, spec)
 }
 
 // checkInterpolated holds an /v1/interpolate answer to vals, the library's
 // values (model units, 2 per query) mapped back to data units with spec.
-func checkInterpolated(t *testing.T, ans map[string]any, vals [][]float32, spec *data.Spec) {
+func checkInterpolated(t *testing.T, ans map[string]any, vals, q [][]float32, spec *data.Spec) {
 	t.Helper()
 	for i, r := range ans["results"].([]any) {
 		rows := r.(map[string]any)["values"].([]any)
@@ -681,7 +698,8 @@ func checkInterpolated(t *testing.T, ans map[string]any, vals [][]float32, spec 
 		}
 		for j, row := range rows {
 			for c, v := range row.([]any) {
-				want := float64(vals[i][j*2+c])*spec.Stats.Std[c] + spec.Stats.Mean[c]
+				mean, std := spec.Stats.At(c, q[i][j*2:(j+1)*2])
+				want := float64(vals[i][j*2+c])*std + mean
 				if !close32(v.(float64), want, 1e-4) {
 					t.Errorf("sample %d query %d value %d: %v, want %v (data units)", i, j, c, v, want)
 				}

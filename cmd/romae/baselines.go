@@ -95,7 +95,7 @@ func unscaledValues(ds *data.Dataset, stats *data.Stats) *data.Dataset {
 	out.Samples = make([]data.Sample, len(ds.Samples))
 	for i, s := range ds.Samples {
 		s.Values = append([]float32(nil), s.Values...)
-		stats.Invert(s.Values) // stats were checked against C on load
+		stats.Invert(s.Values, s.Positions, ds.D) // stats were checked against C on load
 		out.Samples[i] = s
 	}
 	return &out

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -483,5 +485,63 @@ func TestEmbedIDLine(t *testing.T) {
 				t.Errorf("idLine(%q) = %q reads back as %q, %v", tc.id, got, back, err)
 			}
 		}
+	}
+}
+
+// Bands on other scales (a token's values do not say its band): training on
+// a long CSV standardises each band on its own, stored in the checkpoint,
+// and interpolation maps the model's values back with each band's own
+// constants, so an untrained model's values land at its band's level, not
+// at the pooled mean between the bands. data.normalize_channels false
+// keeps one mean and std for all bands.
+func TestBandsStandardisedPerChannel(t *testing.T) {
+	dir := t.TempDir()
+	csvPath := filepath.Join(dir, "bands.csv")
+	level := map[string][2]float64{"g": {5000, 40}, "r": {-20, 0.5}} // mean, spread
+	var b strings.Builder
+	b.WriteString("id,time,band,flux,label\n")
+	for i := range 12 {
+		for k := range 10 {
+			for _, band := range []string{"g", "r"} {
+				l := level[band]
+				fmt.Fprintf(&b, "s%d,%g,%s,%g,c%d\n", i, 60000+float64(k)*1.5+0.3*float64(i%3), band, l[0]+l[1]*math.Sin(float64(i+k)), i%2)
+			}
+		}
+	}
+	os.WriteFile(csvPath, []byte(b.String()), 0o644)
+	for _, perChannel := range []bool{true, false} {
+		t.Run(fmt.Sprint("normalize_channels=", perChannel), func(t *testing.T) {
+			pre := filepath.Join(t.TempDir(), "pre")
+			if _, err := capture(t, cmdPretrain, "--data", csvPath, "--data.value_columns", "flux", "--data.channel_column", "band",
+				"--data.normalize_channels="+fmt.Sprint(perChannel), "--model.size", "24,2,1,48", "--model.decoder_size", "24,2,1,48",
+				"--train.epochs", "1", "--train.progress", "none", "--out", pre); err != nil {
+				t.Fatal(err)
+			}
+			st := runSpec(t, pre).Stats
+			if st.PerChannel() != perChannel {
+				t.Fatalf("stats %+v: per channel %v, want %v", st, st.PerChannel(), perChannel)
+			}
+			if perChannel && (math.Abs(st.ChannelMean[0]-5000) > 40 || math.Abs(st.ChannelMean[1]+20) > 0.5) {
+				t.Errorf("band means %v, want about 5000 (g) and -20 (r)", st.ChannelMean)
+			}
+			grid := filepath.Join(t.TempDir(), "grid.csv")
+			if _, err := capture(t, cmdInterpolate, "--model", pre, "--data", csvPath, "--at", "60001:60010:3", "--blend", "off", "--out", grid); err != nil {
+				t.Fatal(err)
+			}
+			rows := readCSV(t, grid)
+			if strings.Join(rows[0], ",") != "id,channel,time,flux" {
+				t.Fatalf("header %v", rows[0])
+			}
+			for _, r := range rows[1:] {
+				v, _ := strconv.ParseFloat(r[3], 64)
+				l := level[r[1]]
+				// An untrained model's values are within a few units of 0:
+				// within 5 spreads of the band's level per band, thousands
+				// away from either band pooled.
+				if near := math.Abs(v-l[0]) < 5*l[1]; near != perChannel {
+					t.Errorf("%v: %s %s at %s interpolated to %v; band level %v ± %v", perChannel, r[0], r[1], r[2], v, l[0], l[1])
+				}
+			}
+		})
 	}
 }

@@ -225,6 +225,9 @@ func loadTraining(cfg *runConfig, base *data.Spec, r *recipe, pretrain bool) (tr
 		spec.Stats = base.Stats
 	case cfg.Data.Normalize:
 		s := data.ComputeStats(tr)
+		if !cfg.Data.NormalizeChannels {
+			s.ChannelAxis, s.ChannelMean, s.ChannelStd = 0, nil, nil
+		}
 		spec.Stats = &s
 	}
 	if !pretrain && tr.TargetDim > 0 {
@@ -857,7 +860,7 @@ func cmdInterpolate(_ context.Context, args []string) error {
 		for i, s := range l.ds.Samples {
 			v := vals[i]
 			if l.spec.Stats != nil {
-				if err := l.spec.Stats.Invert(v); err != nil {
+				if err := l.spec.Stats.Invert(v, q[i], D); err != nil {
 					return err
 				}
 			}

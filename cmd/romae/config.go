@@ -58,7 +58,12 @@ type dataSection struct {
 	Folds       int     `yaml:"folds" help:"fine-tuning: split the training series into this many stratified folds, train one model per fold with the fold held out (OUT/fold-K), report the out-of-fold metrics, and keep the ensemble of the fold models (0 or 1: none)"`
 	FoldJobs    int     `yaml:"fold_jobs" help:"fine-tuning with data.folds: how many fold models train at once, sharing the cores (0: as many as there are cores, at most the folds, fewer where memory is short; 1: one after the other); the models and metrics are the same to the bit either way"`
 	Normalize   bool    `yaml:"normalize" help:"standardise each value slot with the training set's mean and std (kept in the checkpoint)"`
-	data.Source `yaml:",inline"`
+	// A token's values do not say which channel they are, so bands on other
+	// scales (fluxes 5000 and 8000) would reach the model as one mixed
+	// distribution it cannot take apart (docs/defaults.md, "Values
+	// standardised per channel").
+	NormalizeChannels bool `yaml:"normalize_channels" help:"with data.normalize, when channels (bands) are a position axis (long CSV with a channel column, .ts with data.missing channel-axis): standardise each channel on its own, since a token's values do not say which channel they are (false: one mean and std per value slot for all channels)"`
+	data.Source       `yaml:",inline"`
 }
 
 func defaultRunConfig() runConfig {
@@ -68,7 +73,7 @@ func defaultRunConfig() runConfig {
 			UseCLS: true, Task: "auto", Pool: "auto", NormEps: d.NormEps,
 			Siren: rope.SirenSpec{TimeAxis: -1, TimeScale: 1, CatDim: 4, Hidden: 32, Omega0: 10}},
 		Train: train.DefaultConfig(),
-		Data:  dataSection{ValFraction: 0, Normalize: true, Source: data.Source{Format: "auto", Missing: data.MissingDropStep, NaN: data.NaNMissing}},
+		Data:  dataSection{ValFraction: 0, Normalize: true, NormalizeChannels: true, Source: data.Source{Format: "auto", Missing: data.MissingDropStep, NaN: data.NaNMissing}},
 	}
 }
 

@@ -533,7 +533,7 @@ func (r *run) interpolationBlocks(path string, n int) ([]report.Block, error) {
 	var grid report.Grid
 	for i := range n {
 		if r.spec.Stats != nil {
-			if err := r.spec.Stats.Invert(pred[i]); err != nil {
+			if err := r.spec.Stats.Invert(pred[i], q[i], D); err != nil {
 				return nil, err
 			}
 		}
@@ -619,9 +619,12 @@ func (r *run) dataSection() report.Section {
 		add("steps dropped at random (data.drop_fraction)", strconv.FormatFloat(src.DropFraction, 'g', 3, 64))
 	}
 	add("classes", strings.Join(r.spec.Classes, ", "))
-	if r.spec.Stats == nil {
+	switch {
+	case r.spec.Stats == nil:
 		add("scaling", "none: values as read")
-	} else {
+	case r.spec.Stats.PerChannel():
+		add("scaling", "standardised per channel and value slot with the training set's means and stds (below)")
+	default:
 		add("scaling", "standardised per value slot with the training set's mean and std (below)")
 	}
 	s.Blocks = append(s.Blocks, t)
@@ -635,14 +638,25 @@ func (r *run) dataSection() report.Section {
 		}
 	}
 	if st := r.spec.Stats; st != nil {
-		t := report.Table{Caption: "Scaling statistics", Header: []string{"value", "mean", "std"}}
-		for k := range st.Mean {
-			name := "value" + strconv.Itoa(k)
-			if len(names) == len(st.Mean) {
-				name = names[k]
+		t := report.Table{Caption: "Scaling statistics", Header: []string{"channel", "value", "mean", "std"}}
+		row := func(channel string, mean, std []float64) {
+			for k := range mean {
+				name := "value" + strconv.Itoa(k)
+				if len(names) == len(mean) {
+					name = names[k]
+				}
+				t.Rows = append(t.Rows, []string{channel, name, strconv.FormatFloat(mean[k], 'g', 5, 64), strconv.FormatFloat(std[k], 'g', 5, 64)})
 			}
-			t.Rows = append(t.Rows, []string{name, strconv.FormatFloat(st.Mean[k], 'g', 5, 64), strconv.FormatFloat(st.Std[k], 'g', 5, 64)})
 		}
+		c := len(st.Mean)
+		for ch := range len(st.ChannelMean) / c {
+			name := strconv.Itoa(ch)
+			if ch < len(r.spec.Source.Channels) {
+				name = r.spec.Source.Channels[ch]
+			}
+			row(name, st.ChannelMean[ch*c:(ch+1)*c], st.ChannelStd[ch*c:(ch+1)*c])
+		}
+		row("all", st.Mean, st.Std)
 		s.Blocks = append(s.Blocks, t)
 	}
 	return s
