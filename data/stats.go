@@ -3,6 +3,7 @@ package data
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // Stats holds per value-slot normalisation constants, computed on training
@@ -255,4 +256,64 @@ func (s Stats) check(c int) error {
 		}
 	}
 	return nil
+}
+
+// ScaleSpread is how far apart the series of a dataset are in scale, for
+// the value slot and channel where they are farthest apart: Low and High
+// are the 10th and 90th percentiles, over the series with at least 3
+// values there that are not constant, of each series' own standard
+// deviation. One mean and std
+// per slot (or per channel) cannot serve series whose spreads are orders
+// of magnitude apart: the small ones reach the model as near-constants
+// (docs/defaults.md, "Series on scales orders of magnitude apart").
+type ScaleSpread struct {
+	Slot, Channel int // Channel −1: no channel axis
+	Low, High     float64
+	Series        int // series the percentiles are over
+}
+
+// Ratio is High / Low.
+func (s ScaleSpread) Ratio() float64 { return s.High / s.Low }
+
+// SeriesScaleSpread returns the slot and channel whose series spread over
+// the widest range of scales (Ratio), among those with at least 10 series
+// of 3 or more values; ok is false when there is none.
+func SeriesScaleSpread(ds *Dataset) (worst ScaleSpread, ok bool) {
+	c := ds.C
+	axis, k := channelsOf(ds)
+	groups := max(k, 1)
+	stds := make([][]float64, groups*c) // [channel·c + slot]: one std per series
+	for i := range ds.Samples {
+		s := &ds.Samples[i]
+		var st groupStats
+		if k > 0 {
+			st = slotStats(c, groups, &Dataset{Samples: []Sample{*s}}, func(s *Sample) []float32 { return s.Values }, func(s *Sample, t int) int { return int(s.Positions[t*ds.D+axis]) })
+		} else {
+			st = slotStats(c, 1, &Dataset{Samples: []Sample{*s}}, func(s *Sample) []float32 { return s.Values }, nil)
+		}
+		for g := range groups {
+			if st.n[g] < 3 {
+				continue
+			}
+			for j := range c {
+				if !st.degenerate[g*c+j] { // a constant series is served by any scale
+					stds[g*c+j] = append(stds[g*c+j], st.std[g*c+j])
+				}
+			}
+		}
+	}
+	for i, v := range stds {
+		if len(v) < 10 {
+			continue
+		}
+		slices.Sort(v)
+		sp := ScaleSpread{Slot: i % c, Channel: i / c, Low: v[len(v)/10], High: v[len(v)*9/10], Series: len(v)}
+		if k == 0 {
+			sp.Channel = -1
+		}
+		if !ok || sp.Ratio() > worst.Ratio() {
+			worst, ok = sp, true
+		}
+	}
+	return worst, ok
 }

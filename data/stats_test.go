@@ -2,6 +2,7 @@ package data
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"path/filepath"
 	"reflect"
@@ -198,5 +199,61 @@ func TestChannelAxesFromLoaders(t *testing.T) {
 				t.Errorf("read back from a dataset file: ChannelAxes %v, want %v", back.ChannelAxes, tc.want)
 			}
 		})
+	}
+}
+
+// SeriesScaleSpread finds the slot and channel whose series' own stds are
+// farthest apart, over series of 3 or more values that are not constant,
+// and says nothing with fewer than 10 such series.
+func TestSeriesScaleSpread(t *testing.T) {
+	// series i: channel 0 holds amplitude scale[i] (3 values), channel 1
+	// amplitude 1 (3 values); a 4th series kind is constant in channel 0.
+	build := func(n int, scale func(i int) float64, constant int) *Dataset {
+		ds := &Dataset{C: 1, D: 2, TimeAxis: 1, ChannelAxes: true}
+		for i := range n + constant {
+			s := Sample{ID: fmt.Sprint(i)}
+			for tm, z := range []float64{-1, 0, 1} {
+				a := 0.0
+				if i < n {
+					a = scale(i)
+				}
+				s.Values = append(s.Values, float32(7+a*z), float32(3+z))
+				s.Positions = append(s.Positions, 0, float32(tm), 1, float32(tm))
+			}
+			ds.Samples = append(ds.Samples, s)
+		}
+		return ds
+	}
+	for _, tc := range []struct {
+		name      string
+		ds        *Dataset
+		ok        bool
+		channel   int
+		low, high float64 // stds: amplitude × sqrt(2/3)
+	}{
+		{"decades apart in channel 0", build(20, func(i int) float64 { return math.Pow(10, float64(i)/5) }, 0), true, 0, math.Pow(10, 0.4), math.Pow(10, 3.6)},
+		{"constant series left out", build(20, func(i int) float64 { return math.Pow(10, float64(i)/5) }, 30), true, 0, math.Pow(10, 0.4), math.Pow(10, 3.6)},
+		{"one scale: ratio 1", build(12, func(int) float64 { return 2 }, 0), true, 0, 2, 2},
+		{"9 series: nothing to say", build(9, func(i int) float64 { return float64(i + 1) }, 0), false, 0, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sp, ok := SeriesScaleSpread(tc.ds)
+			if ok != tc.ok {
+				t.Fatalf("ok %v, want %v (%+v)", ok, tc.ok, sp)
+			}
+			if !ok {
+				return
+			}
+			f := math.Sqrt(2.0 / 3)
+			if sp.Channel != tc.channel || sp.Slot != 0 || math.Abs(sp.Low/(tc.low*f)-1) > 1e-5 || math.Abs(sp.High/(tc.high*f)-1) > 1e-5 {
+				t.Errorf("spread %+v, want channel %d, stds %v and %v", sp, tc.channel, tc.low*f, tc.high*f)
+			}
+		})
+	}
+	// Without a channel axis the series are compared whole.
+	ds := build(20, func(i int) float64 { return math.Pow(10, float64(i)/5) }, 0)
+	ds.ChannelAxes = false
+	if sp, ok := SeriesScaleSpread(ds); !ok || sp.Channel != -1 || !(sp.Ratio() > 100) {
+		t.Errorf("no channel axis: %+v, %v; want channel -1 and a ratio over 100", sp, ok)
 	}
 }

@@ -545,3 +545,45 @@ func TestBandsStandardisedPerChannel(t *testing.T) {
 		})
 	}
 }
+
+// Training warns, naming the file, the column and the channel, when its
+// series sit on scales orders of magnitude apart (one mean and std then
+// leaves the small ones near-constant), and says nothing otherwise.
+func TestScaleSpreadWarned(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, scale func(i int) float64) string {
+		var b strings.Builder
+		b.WriteString("id,time,band,flux,label\n")
+		for i := range 30 {
+			for k := range 8 {
+				for _, band := range []string{"g", "r"} {
+					fmt.Fprintf(&b, "s%d,%d,%s,%g,c%d\n", i, k, band, scale(i)*(2+math.Sin(float64(i+k))), i%2)
+				}
+			}
+		}
+		path := filepath.Join(dir, name)
+		os.WriteFile(path, []byte(b.String()), 0o644)
+		return path
+	}
+	for _, tc := range []struct {
+		name string
+		file string
+		warn bool
+	}{
+		{"brightness over 3 decades", write("bright.csv", func(i int) float64 { return math.Pow(10, float64(i)/10) }), true},
+		{"brightness within a factor 2", write("even.csv", func(i int) float64 { return 1 + float64(i)/30 }), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, errOut, code := runMain(t, "finetune", "--data", tc.file, "--data.value_columns", "flux", "--data.channel_column", "band",
+				"--model.size", "24,2,1,48", "--train.epochs", "1", "--data.folds", "1", "--train.progress", "none", "--out", filepath.Join(t.TempDir(), "ft"))
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			warned := strings.Contains(errOut, "romae: warning: "+tc.file+": its series' spreads of flux in channel g are 2.") &&
+				strings.Contains(errOut, "standardise each series in the file first")
+			if warned != tc.warn || strings.Contains(errOut, "warning") != tc.warn {
+				t.Errorf("warned %v, want %v; stderr:\n%s", warned, tc.warn, errOut)
+			}
+		})
+	}
+}
