@@ -42,6 +42,8 @@ type Source struct {
 	TimeUnit   float64 `json:"time_unit,omitempty" yaml:"time_unit" help:"file time units per position unit on the time axis (0: as read); the default recipe picks the median spacing of the training file's time stamps"`
 	// origins: see WithOrigins (not part of a checkpoint's spec).
 	origins map[string]float64
+	// values
+	NormalizeSeries bool `json:"normalize_series,omitempty" yaml:"normalize_series" help:"fine-tuning: standardise each series on its own (per value column, and per channel when channels are a position axis: subtract the series' mean, divide by its std) before the training set's scaling, for series on scales orders of magnitude apart whose shapes, not levels, matter; the model then no longer sees the levels. The default recipe turns it on when fine-tuning from scratch on series whose own stds are over 2 decades apart"`
 	// series
 	SeriesPatch int `json:"series_patch,omitempty" yaml:"series_patch" help:"series: observations per token along time (0 or 1: one token per observation); a token holds P consecutive observations of one channel and their time offsets"`
 	// protocol
@@ -124,6 +126,9 @@ func (s Source) Load(path string) (*Dataset, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
+	}
+	if s.NormalizeSeries {
+		StandardiseSeries(ds)
 	}
 	if s.SeriesPatch > 1 {
 		if ds, err = PatchSeries(ds, s.SeriesPatch); err != nil {

@@ -284,13 +284,7 @@ func SeriesScaleSpread(ds *Dataset) (worst ScaleSpread, ok bool) {
 	groups := max(k, 1)
 	stds := make([][]float64, groups*c) // [channel·c + slot]: one std per series
 	for i := range ds.Samples {
-		s := &ds.Samples[i]
-		var st groupStats
-		if k > 0 {
-			st = slotStats(c, groups, &Dataset{Samples: []Sample{*s}}, func(s *Sample) []float32 { return s.Values }, func(s *Sample, t int) int { return int(s.Positions[t*ds.D+axis]) })
-		} else {
-			st = slotStats(c, 1, &Dataset{Samples: []Sample{*s}}, func(s *Sample) []float32 { return s.Values }, nil)
-		}
+		st := seriesStats(ds, i, axis, groups)
 		for g := range groups {
 			if st.n[g] < 3 {
 				continue
@@ -316,4 +310,42 @@ func SeriesScaleSpread(ds *Dataset) (worst ScaleSpread, ok bool) {
 		}
 	}
 	return worst, ok
+}
+
+// StandardiseSeries standardises each series of ds on its own, in place:
+// per value slot, and per channel when ds's channels are a position axis,
+// it subtracts the series' mean and divides by its std (a constant one is
+// only centred; a lone value becomes 0). It is data.normalize_series: for
+// series on scales orders of magnitude apart, whose shapes and not levels
+// matter, which one mean and std per slot would leave the small ones
+// near-constant. Run it before patching (a patch's time offsets are not
+// values of the series).
+func StandardiseSeries(ds *Dataset) {
+	axis, k := channelsOf(ds)
+	c := ds.C
+	for i := range ds.Samples {
+		s := &ds.Samples[i]
+		st := seriesStats(ds, i, axis, max(k, 1))
+		for t := 0; t < len(s.Values)/c; t++ {
+			g := 0
+			if k > 0 {
+				g = int(s.Positions[t*ds.D+axis])
+			}
+			for j := range c {
+				v := &s.Values[t*c+j]
+				*v = float32((float64(*v) - st.mean[g*c+j]) / st.std[g*c+j])
+			}
+		}
+	}
+}
+
+// seriesStats is slotStats of sample i of ds alone, per channel (on
+// position axis axis) when groups > 1.
+func seriesStats(ds *Dataset, i, axis, groups int) groupStats {
+	one := &Dataset{Samples: ds.Samples[i : i+1]}
+	values := func(s *Sample) []float32 { return s.Values }
+	if groups == 1 {
+		return slotStats(ds.C, 1, one, values, nil)
+	}
+	return slotStats(ds.C, groups, one, values, func(s *Sample, t int) int { return int(s.Positions[t*ds.D+axis]) })
 }

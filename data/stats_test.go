@@ -257,3 +257,46 @@ func TestSeriesScaleSpread(t *testing.T) {
 		t.Errorf("no channel axis: %+v, %v; want channel -1 and a ratio over 100", sp, ok)
 	}
 }
+
+// StandardiseSeries gives each series, per channel and slot, mean 0 and
+// std 1 (a constant channel only centred, a lone value 0), whatever its
+// scale; Source.NormalizeSeries applies it on load.
+func TestStandardiseSeries(t *testing.T) {
+	ds := &Dataset{C: 1, D: 2, TimeAxis: 1, ChannelAxes: true, Samples: []Sample{
+		// channel 0: 1000, 3000 (→ −1, 1); channel 1: 5, 5 (constant → 0, 0); channel 2: 7 (lone → 0)
+		{Values: []float32{1000, 5, 3000, 5, 7}, Positions: []float32{0, 0, 1, 0, 0, 1, 1, 1, 2, 0}},
+		// channel 0: 0.01, 0.02, 0.03 (→ −1.2247, 0, 1.2247)
+		{Values: []float32{0.01, 0.02, 0.03}, Positions: []float32{0, 0, 0, 1, 0, 2}},
+	}}
+	StandardiseSeries(ds)
+	r := math.Sqrt(1.5)
+	for i, want := range [][]float64{{-1, 0, 1, 0, 0}, {-r, 0, r}} {
+		for j, w := range want {
+			if got := float64(ds.Samples[i].Values[j]); math.Abs(got-w) > 1e-5 {
+				t.Errorf("series %d value %d: %v, want %v", i, j, got, w)
+			}
+		}
+	}
+	// Without a channel axis a series is standardised whole.
+	whole := &Dataset{C: 1, D: 2, TimeAxis: 1, Samples: []Sample{{Values: []float32{1, 3, 100, 102}, Positions: []float32{0, 0, 0, 1, 1, 0, 1, 1}}}}
+	StandardiseSeries(whole)
+	if v := whole.Samples[0].Values; !(v[0] < -0.9 && v[1] < -0.9 && v[2] > 0.9 && v[3] > 0.9) {
+		t.Errorf("whole series: %v, want the two channels' levels apart", v)
+	}
+	src := Source{Format: "auto", NormalizeSeries: true, IDColumn: "object_id", TimeColumn: "mjd", ChannelColumn: "band", ValueColumns: []string{"flux"}}
+	loaded, err := src.Load(filepath.Join("testdata", "lightcurves.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range loaded.Samples {
+		sum := map[float32]float64{}
+		for k, v := range s.Values {
+			sum[s.Positions[k*2]] += float64(v)
+		}
+		for ch, x := range sum {
+			if math.Abs(x) > 1e-5 {
+				t.Errorf("%s channel %v: values sum to %v after Load with NormalizeSeries, want 0", s.ID, ch, x)
+			}
+		}
+	}
+}

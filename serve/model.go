@@ -28,8 +28,11 @@ type Model struct {
 	timeAxis int // the position axis PatchSeries groups along, the blend interpolates along and timeMap maps
 	timeMap  data.TimeMap
 	channels []string // names of the channel indices on position axis 0 (a long CSV's channel axis); nil: no such axis
-	blend    *eval.Blend
-	ws       *model.Workspace[float32]
+	// normalizeSeries: each request series is standardised on its own
+	// (data.normalize_series), per channel when channelAxes.
+	normalizeSeries, channelAxes bool
+	blend                        *eval.Blend
+	ws                           *model.Workspace[float32]
 
 	generation int64 // set when the server installs it
 	loadedAt   time.Time
@@ -111,6 +114,14 @@ func NewModel(name string, net *model.Model[float32], spec *data.Spec) (*Model, 
 	}
 	if len(spec.Source.Channels) > 0 && net.Cfg.PosDims == 2 && spec.Source.ChannelMode != data.ChannelSlot {
 		m.channels = spec.Source.Channels
+	}
+	if spec.Source.NormalizeSeries {
+		axis, err := timeAxis(spec, net.Cfg.PosDims)
+		if err != nil {
+			return nil, fmt.Errorf("%s: each series standardised on its own (data.normalize_series): %w", name, err)
+		}
+		m.timeAxis, m.normalizeSeries = axis, true
+		m.channelAxes = net.Cfg.PosDims == 2 && (m.channels != nil || spec.Source.Missing == data.MissingChannelAxis)
 	}
 	if p := spec.Source.SeriesPatch; p > 1 {
 		// A token of a patched model holds P observations' values and their
@@ -302,7 +313,10 @@ func (m *Model) mapTimes(req *request) {
 // in training, values scaled with the spec's statistics. The result is
 // validated (finite, consistent) like any loaded dataset.
 func (m *Model) prepare(samples []data.Sample) (*data.Dataset, error) {
-	ds := &data.Dataset{Name: "request", C: m.values, D: m.Net.Cfg.PosDims, TimeAxis: m.timeAxis, Samples: samples}
+	ds := &data.Dataset{Name: "request", C: m.values, D: m.Net.Cfg.PosDims, TimeAxis: m.timeAxis, ChannelAxes: m.channelAxes, Samples: samples}
+	if m.normalizeSeries {
+		data.StandardiseSeries(ds)
+	}
 	if m.patch > 1 {
 		var err error
 		if ds, err = data.PatchSeries(ds, m.patch); err != nil {

@@ -750,3 +750,52 @@ func TestChannelCoordinatesChecked(t *testing.T) {
 		}
 	}
 }
+
+// A model fine-tuned with data.normalize_series standardises each request
+// series on its own, per channel, as romae predict does, before its
+// training scaling.
+func TestPredictNormalizeSeries(t *testing.T) {
+	edit := func(s *data.Spec) {
+		s.Train, s.Source.Channels, s.Source.NormalizeSeries = "train.csv", []string{"g", "r"}, true
+	}
+	path := saveTinyWith(t, t.TempDir(), model.TaskClassify, 1, edit)
+	ts := startServer(t, path, Config{})
+	samples := synthSamples(9)
+	code, ans, _ := ts.post(t, "/v1/predict", requestBody(samples, nil, nil))
+	if code != http.StatusOK {
+		t.Fatalf("status %d: %v", code, ans)
+	}
+	m, spec := tinyModel(t, model.TaskClassify, 1)
+	edit(spec)
+	cp := make([]data.Sample, len(samples))
+	for i, s := range samples {
+		cp[i] = s
+		cp[i].Values = slices.Clone(s.Values)
+	}
+	ds := &data.Dataset{Name: "offline", C: 2, D: 2, TimeAxis: 1, ChannelAxes: true, Samples: cp}
+	data.StandardiseSeries(ds)
+	if err := (&data.Spec{Stats: spec.Stats}).Prepare(ds, "offline"); err != nil {
+		t.Fatal(err)
+	}
+	want, err := eval.Predict(m, m.NewWorkspace(), ds, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unscaled, err := eval.Predict(m, m.NewWorkspace(), offline(t, samples, spec), 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := 0.0
+	for i, p := range ans["predictions"].([]any) {
+		probs := p.(map[string]any)["probabilities"].(map[string]any)
+		for k, name := range spec.Classes {
+			if got := probs[name].(float64); !close32(got, want[i][k], 1e-5) {
+				t.Errorf("sample %d class %s: %v, offline %v", i, name, got, want[i][k])
+			}
+			moved = max(moved, math.Abs(want[i][k]-unscaled[i][k]))
+		}
+	}
+	if moved < 1e-3 {
+		t.Errorf("standardising each series moved no probability by 1e-3 (%v): the test cannot tell it was applied", moved)
+	}
+}

@@ -546,10 +546,13 @@ func TestBandsStandardisedPerChannel(t *testing.T) {
 	}
 }
 
-// Training warns, naming the file, the column and the channel, when its
-// series sit on scales orders of magnitude apart (one mean and std then
-// leaves the small ones near-constant), and says nothing otherwise.
-func TestScaleSpreadWarned(t *testing.T) {
+// Series on scales orders of magnitude apart: fine-tuning from scratch
+// standardises each series on its own (data.normalize_series, in the
+// recipe line and the checkpoint's spec); where it may not (pre-training,
+// the user's no) training warns, naming the file, the column and the
+// channel. Data on one scale gets neither. Pre-training refuses the
+// setting.
+func TestScaleSpreadRecipe(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name string, scale func(i int) float64) string {
 		var b strings.Builder
@@ -565,25 +568,37 @@ func TestScaleSpreadWarned(t *testing.T) {
 		os.WriteFile(path, []byte(b.String()), 0o644)
 		return path
 	}
+	bright := write("bright.csv", func(i int) float64 { return math.Pow(10, float64(i)/10) })
+	even := write("even.csv", func(i int) float64 { return 1 + float64(i)/30 })
+	tiny := []string{"--data.value_columns", "flux", "--data.channel_column", "band", "--model.size", "24,2,1,48", "--train.epochs", "1", "--train.progress", "none"}
 	for _, tc := range []struct {
-		name string
-		file string
-		warn bool
+		name          string
+		args          []string
+		chosen, warns bool
 	}{
-		{"brightness over 3 decades", write("bright.csv", func(i int) float64 { return math.Pow(10, float64(i)/10) }), true},
-		{"brightness within a factor 2", write("even.csv", func(i int) float64 { return 1 + float64(i)/30 }), false},
+		{"fine-tuning, 2.4 decades", []string{"finetune", "--data", bright, "--data.folds", "1"}, true, false},
+		{"fine-tuning, told not to", []string{"finetune", "--data", bright, "--data.folds", "1", "--data.normalize_series=false"}, false, true},
+		{"pre-training, 2.4 decades", []string{"pretrain", "--data", bright, "--model.decoder_size", "24,2,1,48"}, false, true},
+		{"fine-tuning, one scale", []string{"finetune", "--data", even, "--data.folds", "1"}, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, errOut, code := runMain(t, "finetune", "--data", tc.file, "--data.value_columns", "flux", "--data.channel_column", "band",
-				"--model.size", "24,2,1,48", "--train.epochs", "1", "--data.folds", "1", "--train.progress", "none", "--out", filepath.Join(t.TempDir(), "ft"))
+			out := filepath.Join(t.TempDir(), "run")
+			_, errOut, code := runMain(t, append(append(tc.args, tiny...), "--out", out)...)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
-			warned := strings.Contains(errOut, "romae: warning: "+tc.file+": its series' spreads of flux in channel g are 2.") &&
-				strings.Contains(errOut, "standardise each series in the file first")
-			if warned != tc.warn || strings.Contains(errOut, "warning") != tc.warn {
-				t.Errorf("warned %v, want %v; stderr:\n%s", warned, tc.warn, errOut)
+			if chosen := strings.Contains(errOut, "data.normalize_series=true"); chosen != tc.chosen || runSpec(t, out).Source.NormalizeSeries != tc.chosen {
+				t.Errorf("recipe line says data.normalize_series=true: %v, spec %v; want %v. stderr:\n%s", chosen, runSpec(t, out).Source.NormalizeSeries, tc.chosen, errOut)
+			}
+			warned := strings.Contains(errOut, "romae: warning: "+bright+": its series' spreads of flux in channel g are 2.4 decades apart") &&
+				strings.Contains(errOut, "fine-tune with --data.normalize_series")
+			if warned != tc.warns || strings.Contains(errOut, "warning") != tc.warns {
+				t.Errorf("warned %v, want %v; stderr:\n%s", warned, tc.warns, errOut)
 			}
 		})
+	}
+	_, errOut, code := runMain(t, append([]string{"pretrain", "--data", bright, "--data.normalize_series", "--out", filepath.Join(dir, "pre")}, tiny...)...)
+	if code != 1 || !strings.Contains(errOut, "data.normalize_series: pre-training reconstructs each series' values") {
+		t.Errorf("pre-training with data.normalize_series: exit %d, stderr %q", code, errOut)
 	}
 }

@@ -168,38 +168,6 @@ func sayMissing(path string, ds *data.Dataset, policy string) {
 		path, ds.MissingValues, cmp.Or(policy, data.NaNMissing), ds.DroppedSamples)
 }
 
-// maxScaleRatio is how far apart (90th over 10th percentile) the series'
-// own standard deviations may be before training warns that one mean and
-// std cannot serve them all: on generated light curves whose brightness
-// spans 3 decades (a ratio near 250) every fold model stayed at chance,
-// and the same curves standardised series by series reached 0.73–0.92
-// (docs/defaults.md, "Series on scales orders of magnitude apart").
-const maxScaleRatio = 100
-
-// warnScaleSpread warns when the training series of ds (read from path)
-// sit on scales orders of magnitude apart, saying what to do.
-func warnScaleSpread(path string, ds *data.Dataset) {
-	sp, ok := data.SeriesScaleSpread(ds)
-	if !ok || !(sp.Ratio() > maxScaleRatio) {
-		return
-	}
-	where := "value slot " + strconv.Itoa(sp.Slot)
-	if sp.Slot < len(ds.ValueNames) {
-		where = ds.ValueNames[sp.Slot]
-	}
-	if sp.Channel >= 0 {
-		ch := strconv.Itoa(sp.Channel)
-		if sp.Channel < len(ds.Channels) {
-			ch = ds.Channels[sp.Channel]
-		}
-		where += " in channel " + ch
-	}
-	fmt.Fprintf(os.Stderr, "romae: warning: %s: its series' spreads of %s are %.1f decades apart (std %.3g at the 10th percentile, %.3g at the 90th, over %d series): "+
-		"standardised with one mean and std, the series at the low end reach the model as near-constants. Unless their levels tell the classes apart, "+
-		"standardise each series in the file first (per channel: subtract its mean, divide by its std); docs/defaults.md, \"Series on scales orders of magnitude apart\"\n",
-		path, where, math.Log10(sp.Ratio()), sp.Low, sp.High, sp.Series)
-}
-
 // whereLabels says how to give a training file its labels or targets, in
 // its format, naming a CSV's columns.
 func whereLabels(cfg *runConfig) string {
@@ -224,7 +192,8 @@ func whereLabels(cfg *runConfig) string {
 func loadTraining(cfg *runConfig, base *data.Spec, r *recipe, pretrain bool) (tr, val *data.Dataset, spec *data.Spec, err error) {
 	r.applyBaseTime(cfg, base)
 	src := cfg.Data.Source
-	src.SeriesPatch = 0 // patched below, once the recipe has chosen P and whether to shift
+	src.SeriesPatch = 0         // patched below, once the recipe has chosen P and whether to shift
+	src.NormalizeSeries = false // standardised below, once the recipe has chosen whether to
 	if base == nil && !r.set["data.time_origin"] {
 		src.TimeOrigin = data.TimeOriginSeries // kept below if the file has time stamps; a no-op on step indices
 	}
@@ -237,8 +206,12 @@ func loadTraining(cfg *runConfig, base *data.Spec, r *recipe, pretrain bool) (tr
 		cfg.Data.Channels = tr.Channels
 	}
 	r.applyTimeRecipe(cfg, tr, base)
-	if cfg.Data.Normalize {
-		warnScaleSpread(cfg.Data.Train, tr)
+	r.applyScaleRecipe(cfg, tr, base, pretrain)
+	if cfg.Data.NormalizeSeries {
+		if pretrain {
+			return nil, nil, nil, errors.New("data.normalize_series: pre-training reconstructs each series' values, and standardising each series on its own would take away the scale they are reconstructed in; use it when fine-tuning")
+		}
+		data.StandardiseSeries(tr)
 	}
 	if tr.MissingValues > 0 {
 		sayMissing(cfg.Data.Train, tr, cfg.Data.NaN)
