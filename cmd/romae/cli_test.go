@@ -551,7 +551,7 @@ func TestBandsStandardisedPerChannel(t *testing.T) {
 // recipe line and the checkpoint's spec); where it may not (pre-training,
 // the user's no) training warns, naming the file, the column and the
 // channel. Data on one scale gets neither. Pre-training refuses the
-// setting.
+// setting, and so does fine-tuning a pre-trained model.
 func TestScaleSpreadRecipe(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name string, scale func(i int) float64) string {
@@ -591,14 +591,26 @@ func TestScaleSpreadRecipe(t *testing.T) {
 				t.Errorf("recipe line says data.normalize_series=true: %v, spec %v; want %v. stderr:\n%s", chosen, runSpec(t, out).Source.NormalizeSeries, tc.chosen, errOut)
 			}
 			warned := strings.Contains(errOut, "romae: warning: "+bright+": its series' spreads of flux in channel g are 2.4 decades apart") &&
-				strings.Contains(errOut, "fine-tune with --data.normalize_series")
+				strings.Contains(errOut, "fine-tune from scratch with --data.normalize_series")
 			if warned != tc.warns || strings.Contains(errOut, "warning") != tc.warns {
 				t.Errorf("warned %v, want %v; stderr:\n%s", warned, tc.warns, errOut)
 			}
 		})
 	}
-	_, errOut, code := runMain(t, append([]string{"pretrain", "--data", bright, "--data.normalize_series", "--out", filepath.Join(dir, "pre")}, tiny...)...)
+	pre := filepath.Join(dir, "pre")
+	_, errOut, code := runMain(t, append([]string{"pretrain", "--data", bright, "--data.normalize_series", "--out", pre}, tiny...)...)
 	if code != 1 || !strings.Contains(errOut, "data.normalize_series: pre-training reconstructs each series' values") {
 		t.Errorf("pre-training with data.normalize_series: exit %d, stderr %q", code, errOut)
+	}
+	// A pre-trained model read its series unstandardised: fine-tuning it
+	// with data.normalize_series would feed it another scale.
+	if _, errOut, code = runMain(t, append([]string{"pretrain", "--data", bright, "--model.decoder_size", "24,2,1,48", "--out", pre}, tiny...)...); code != 0 {
+		t.Fatalf("pretrain: exit %d: %s", code, errOut)
+	}
+	_, errOut, code = runMain(t, "finetune", "--model", pre, "--data", bright, "--data.value_columns", "flux", "--data.channel_column", "band",
+		"--data.normalize_series", "--train.epochs", "1", "--data.folds", "1",
+		"--train.progress", "none", "--out", filepath.Join(dir, "ft"))
+	if code != 1 || !strings.Contains(errOut, "data.normalize_series: the model fine-tuned from read its series as they are") {
+		t.Errorf("fine-tuning a pre-trained model with data.normalize_series: exit %d, stderr %q", code, errOut)
 	}
 }

@@ -208,8 +208,12 @@ func loadTraining(cfg *runConfig, base *data.Spec, r *recipe, pretrain bool) (tr
 	r.applyTimeRecipe(cfg, tr, base)
 	r.applyScaleRecipe(cfg, tr, base, pretrain)
 	if cfg.Data.NormalizeSeries {
-		if pretrain {
-			return nil, nil, nil, errors.New("data.normalize_series: pre-training reconstructs each series' values, and standardising each series on its own would take away the scale they are reconstructed in; use it when fine-tuning")
+		switch {
+		case pretrain:
+			return nil, nil, nil, errors.New("data.normalize_series: pre-training reconstructs each series' values, and standardising each series on its own would take away the scale they are reconstructed in; use it when fine-tuning from scratch")
+		case base != nil && !base.Source.NormalizeSeries:
+			// Its statistics and encoder are those of unstandardised series.
+			return nil, nil, nil, errors.New("data.normalize_series: the model fine-tuned from read its series as they are, not standardised each on its own; fine-tune from scratch to use it")
 		}
 		data.StandardiseSeries(tr)
 	}

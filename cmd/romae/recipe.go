@@ -254,7 +254,7 @@ func (r *recipe) applyScaleRecipe(cfg *runConfig, raw *data.Dataset, base *data.
 	}
 	fmt.Fprintf(os.Stderr, "romae: warning: %s: its series' spreads of %s are %.1f decades apart (std %.3g at the 10th percentile, %.3g at the 90th, over %d series): "+
 		"standardised with one mean and std, the series at the low end reach the model as near-constants. Unless their levels matter, "+
-		"fine-tune with --data.normalize_series (each series standardised on its own), or standardise each series in the file first; docs/defaults.md, \"Series on scales orders of magnitude apart\"\n",
+		"fine-tune from scratch with --data.normalize_series (each series standardised on its own), or standardise each series in the file first; docs/defaults.md, \"Series on scales orders of magnitude apart\"\n",
 		cfg.Data.Train, where, math.Log10(sp.Ratio()), sp.Low, sp.High, sp.Series)
 }
 
