@@ -627,6 +627,9 @@ func (r *run) dataSection() report.Section {
 	default:
 		add("scaling", "standardised per value slot with the training set's mean and std (below)")
 	}
+	if src.NormalizeSeries {
+		add("each series first standardised on its own (data.normalize_series)", "yes")
+	}
 	s.Blocks = append(s.Blocks, t)
 	var names []string // of the value slots, when the file names them
 	if path := r.spec.Train; path != "" {
