@@ -37,15 +37,14 @@ type Stats struct {
 // way; a channel with fewer than two tokens takes the pooled ones, and one
 // whose spread is degenerate the pooled std.
 func ComputeStats(ds *Dataset) Stats {
-	values := func(s *Sample) []float32 { return s.Values }
-	pooled := slotStats(ds.C, 1, ds, values, nil)
+	pooled := slotStats(ds.C, 1, ds, sampleValues, nil)
 	st := Stats{Mean: pooled.mean, Std: pooled.std}
-	axis, k := channelsOf(ds)
-	if k < 2 || ds.C == 0 {
+	axis, k, channel := channelGroups(ds)
+	if k < 2 || ds.C == 0 { // no channel axis, or one channel
 		return st
 	}
 	c := ds.C
-	per := slotStats(c, k, ds, values, func(s *Sample, t int) int { return int(s.Positions[t*ds.D+axis]) })
+	per := slotStats(c, k, ds, sampleValues, channel)
 	for i := range per.mean {
 		switch {
 		case per.n[i/c] < 2:
@@ -58,25 +57,33 @@ func ComputeStats(ds *Dataset) Stats {
 	return st
 }
 
-// channelsOf returns ds's channel axis and its number of channels (one
-// more than the largest coordinate on it), or k = 0 when ds has no channel
-// axis or a coordinate on it is not a small non-negative integer.
-func channelsOf(ds *Dataset) (axis, k int) {
+func sampleValues(s *Sample) []float32 { return s.Values }
+
+// channelGroups returns ds's channels as slotStats groups: the channel
+// axis, the number of channels (one more than the largest coordinate on
+// it) and each token's channel, its coordinate there. When ds has no
+// channel axis, or a coordinate on it is not a small non-negative integer,
+// groups is 1 and channel nil.
+func channelGroups(ds *Dataset) (axis, groups int, channel func(s *Sample, t int) int) {
 	if !ds.ChannelAxes || ds.D != 2 {
-		return 0, 0
+		return 0, 1, nil
 	}
 	axis = 1 - ds.TimeAxis
+	k := 0
 	for i := range ds.Samples {
 		p := ds.Samples[i].Positions
 		for t := axis; t < len(p); t += ds.D {
 			ch := p[t]
 			if !(ch >= 0 && ch < MaxChannels) || ch != float32(int(ch)) {
-				return 0, 0
+				return 0, 1, nil
 			}
 			k = max(k, int(ch)+1)
 		}
 	}
-	return axis, k
+	if k == 0 {
+		return 0, 1, nil
+	}
+	return axis, k, func(s *Sample, t int) int { return int(s.Positions[t*ds.D+axis]) }
 }
 
 // ComputeTargetStats is ComputeStats for the TargetDim regression targets.
@@ -262,10 +269,10 @@ func (s Stats) check(c int) error {
 // the value slot and channel where they are farthest apart: Low and High
 // are the 10th and 90th percentiles, over the series with at least 3
 // values there that are not constant, of each series' own standard
-// deviation. One mean and std
-// per slot (or per channel) cannot serve series whose spreads are orders
-// of magnitude apart: the small ones reach the model as near-constants
-// (docs/defaults.md, "Series on scales orders of magnitude apart").
+// deviation. One mean and std per slot (or per channel) cannot serve
+// series whose spreads are orders of magnitude apart: the small ones reach
+// the model as near-constants (docs/defaults.md, "Series on scales orders
+// of magnitude apart").
 type ScaleSpread struct {
 	Slot, Channel int // Channel −1: no channel axis
 	Low, High     float64
@@ -280,11 +287,10 @@ func (s ScaleSpread) Ratio() float64 { return s.High / s.Low }
 // of 3 or more values; ok is false when there is none.
 func SeriesScaleSpread(ds *Dataset) (worst ScaleSpread, ok bool) {
 	c := ds.C
-	axis, k := channelsOf(ds)
-	groups := max(k, 1)
+	_, groups, channel := channelGroups(ds)
 	stds := make([][]float64, groups*c) // [channel·c + slot]: one std per series
 	for i := range ds.Samples {
-		st := seriesStats(ds, i, axis, groups)
+		st := slotStats(c, groups, &Dataset{Samples: ds.Samples[i : i+1]}, sampleValues, channel)
 		for g := range groups {
 			if st.n[g] < 3 {
 				continue
@@ -302,7 +308,7 @@ func SeriesScaleSpread(ds *Dataset) (worst ScaleSpread, ok bool) {
 		}
 		slices.Sort(v)
 		sp := ScaleSpread{Slot: i % c, Channel: i / c, Low: v[len(v)/10], High: v[len(v)*9/10], Series: len(v)}
-		if k == 0 {
+		if channel == nil {
 			sp.Channel = -1
 		}
 		if !ok || sp.Ratio() > worst.Ratio() {
@@ -321,15 +327,15 @@ func SeriesScaleSpread(ds *Dataset) (worst ScaleSpread, ok bool) {
 // near-constant. Run it before patching (a patch's time offsets are not
 // values of the series).
 func StandardiseSeries(ds *Dataset) {
-	axis, k := channelsOf(ds)
 	c := ds.C
+	_, groups, channel := channelGroups(ds)
 	for i := range ds.Samples {
 		s := &ds.Samples[i]
-		st := seriesStats(ds, i, axis, max(k, 1))
+		st := slotStats(c, groups, &Dataset{Samples: ds.Samples[i : i+1]}, sampleValues, channel)
 		for t := 0; t < len(s.Values)/c; t++ {
 			g := 0
-			if k > 0 {
-				g = int(s.Positions[t*ds.D+axis])
+			if channel != nil {
+				g = channel(s, t)
 			}
 			for j := range c {
 				v := &s.Values[t*c+j]
@@ -337,15 +343,4 @@ func StandardiseSeries(ds *Dataset) {
 			}
 		}
 	}
-}
-
-// seriesStats is slotStats of sample i of ds alone, per channel (on
-// position axis axis) when groups > 1.
-func seriesStats(ds *Dataset, i, axis, groups int) groupStats {
-	one := &Dataset{Samples: ds.Samples[i : i+1]}
-	values := func(s *Sample) []float32 { return s.Values }
-	if groups == 1 {
-		return slotStats(ds.C, 1, one, values, nil)
-	}
-	return slotStats(ds.C, groups, one, values, func(s *Sample, t int) int { return int(s.Positions[t*ds.D+axis]) })
 }
